@@ -1,0 +1,70 @@
+// swift-tools-version:6.0
+// Keysmith: one safe way for apps to store their keys and to find them again.
+//
+// No package from outside the toolchain: C libraries come from the system
+// (`.systemLibrary` targets, installed by `make deps`).
+import PackageDescription
+
+/// C libraries are needed only where KeychainServices implements the API itself.
+let linuxOnly: TargetDependencyCondition = .when(platforms: [.linux])
+
+let package = Package(
+    name: "Keysmith",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
+    products: [
+        .library(name: "KeychainServices", targets: ["KeychainServices"]),
+        .library(name: "Keysmith", targets: ["Keysmith"]),
+        .executable(name: "keysmith", targets: ["keysmith"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
+        ),
+        .target(
+            name: "KeychainServices",
+            dependencies: [
+                .target(name: "CSQLite", condition: linuxOnly),
+                .target(name: "CSodium", condition: linuxOnly),
+            ]
+        ),
+        .target(
+            name: "Keysmith",
+            dependencies: ["KeychainServices"]
+        ),
+        .executableTarget(
+            name: "keysmith",
+            dependencies: ["Keysmith", "KeychainServices"]
+        ),
+        .executableTarget(
+            name: "keychain-workload",
+            dependencies: ["KeychainServices"],
+            path: "Tests/Support/keychain-workload"
+        ),
+        .executableTarget(
+            name: "keysmith-bench",
+            dependencies: [
+                "KeychainServices",
+                "Keysmith",
+                .target(name: "CSQLite", condition: linuxOnly),
+                .target(name: "CSodium", condition: linuxOnly),
+            ],
+            path: "Benchmarks/keysmith-bench"
+        ),
+        .testTarget(
+            name: "KeychainServicesTests",
+            dependencies: ["KeychainServices"]
+        ),
+        .testTarget(
+            name: "KeysmithTests",
+            dependencies: ["Keysmith", "KeychainServices"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,4 @@
+#ifndef KEYSMITH_CSODIUM_SHIM_H
+#define KEYSMITH_CSODIUM_SHIM_H
+#include <sodium.h>
+#endif
