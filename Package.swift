@@ -6,7 +6,7 @@
 import PackageDescription
 
 /// C libraries are needed only where KeychainServices implements the API itself.
-let linuxOnly: TargetDependencyCondition = .when(platforms: [.linux])
+let linuxOnly: [Platform] = [.linux]
 
 let package = Package(
     name: "Keysmith",
@@ -30,8 +30,8 @@ let package = Package(
         .target(
             name: "KeychainServices",
             dependencies: [
-                .target(name: "CSQLite", condition: linuxOnly),
-                .target(name: "CSodium", condition: linuxOnly),
+                .target(name: "CSQLite", condition: .when(platforms: linuxOnly)),
+                .target(name: "CSodium", condition: .when(platforms: linuxOnly)),
             ]
         ),
         .target(
@@ -52,8 +52,8 @@ let package = Package(
             dependencies: [
                 "KeychainServices",
                 "Keysmith",
-                .target(name: "CSQLite", condition: linuxOnly),
-                .target(name: "CSodium", condition: linuxOnly),
+                .target(name: "CSQLite", condition: .when(platforms: linuxOnly)),
+                .target(name: "CSodium", condition: .when(platforms: linuxOnly)),
             ],
             path: "Benchmarks/keysmith-bench"
         ),

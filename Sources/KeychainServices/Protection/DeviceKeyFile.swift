@@ -1,0 +1,161 @@
+#if !canImport(Security)
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The keychain's root key, kept in a file beside (never inside) the database.
+///
+/// The file is 0600 in a 0700 directory; a file or directory that others can read is
+/// refused with a message that says how to fix it. Creation is atomic across processes:
+/// the key is written to a unique temporary file and `link(2)`ed into place, so two
+/// processes that open a new keychain at once agree on one key.
+///
+/// Format: the 8-byte magic `KSDEVK01`, then 32 random bytes.
+enum DeviceKeyFile {
+    static let magic = Array("KSDEVK01".utf8)
+
+    /// Loads the key at `url`, creating it when it does not exist and `create` is true.
+    /// - Throws: ``KeychainFailure`` with the path, the cause and the fix.
+    static func loadOrCreate(at url: URL, create: Bool) throws -> SecretKey {
+        if let key = try load(at: url) { return key }
+        guard create else {
+            throw KeychainFailure(
+                errSecNotAvailable,
+                "The keychain's key file \(url.path) is missing, so its items cannot be decrypted.",
+                recovery: "Restore the key file from the backup made with the keychain, or move the keychain aside and start a new one.")
+        }
+        let key = SecretKey.random()
+        var bytes = magic
+        key.withUnsafeBytes { bytes.append(contentsOf: $0) }
+        defer { bytes.withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) } }
+        let temporary = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
+        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw KeychainFailure(
+                errSecWrPerm, "Cannot create the key file in \(url.deletingLastPathComponent().path): \(String(cString: strerror(errno))).",
+                recovery: "Check that the keychain directory exists and is writable by this user.")
+        }
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd)
+        close(fd)
+        defer { unlink(temporary.path) }
+        guard written == bytes.count, synced == 0 else {
+            throw KeychainFailure(
+                errSecIO, "Writing the key file \(url.path) failed: \(String(cString: strerror(errno))).",
+                recovery: "Check free disk space and permissions of the keychain directory.")
+        }
+        if link(temporary.path, url.path) != 0 && errno != EEXIST {
+            throw KeychainFailure(
+                errSecIO, "Installing the key file \(url.path) failed: \(String(cString: strerror(errno))).",
+                recovery: "Check permissions of the keychain directory.")
+        }
+        KeychainFiles.syncDirectory(url.deletingLastPathComponent())
+        // Another process may have won the race: everybody uses the file that is in place.
+        guard let installed = try load(at: url) else {
+            throw KeychainFailure(errSecIO, "The key file \(url.path) vanished right after it was created.")
+        }
+        return installed
+    }
+
+    /// Reads the key at `url`, or `nil` when there is no file.
+    static func load(at url: URL) throws -> SecretKey? {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw KeychainFailure(
+                errSecNotAvailable, "Cannot open the key file \(url.path): \(String(cString: strerror(errno))).",
+                recovery: "Check that the file belongs to this user and is not a symbolic link.")
+        }
+        defer { close(fd) }
+        try KeychainFiles.requirePrivate(fd: fd, path: url.path, kind: "key file")
+        var buffer = [UInt8](repeating: 0, count: magic.count + Sodium.keyLength + 1)
+        defer { buffer.withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) } }
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count == magic.count + Sodium.keyLength, Array(buffer[0..<magic.count]) == magic else {
+            throw KeychainFailure(
+                errSecDecode, "The key file \(url.path) is damaged (wrong size or header).",
+                recovery: "Restore it from the backup made with the keychain; without it the keychain's items cannot be decrypted.")
+        }
+        return buffer.withUnsafeBytes {
+            SecretKey(copying: UnsafeRawBufferPointer(rebasing: $0[magic.count..<(magic.count + Sodium.keyLength)]))
+        }
+    }
+}
+
+/// File-system rules for keychain files: private directories and files, no links.
+enum KeychainFiles {
+    /// Creates `directory` (0700) when missing, and refuses one that others can read.
+    static func preparePrivateDirectory(_ directory: URL) throws {
+        let path = directory.path
+        var info = stat()
+        if stat(path, &info) != 0 {
+            guard errno == ENOENT else {
+                throw KeychainFailure(
+                    errSecNotAvailable, "Cannot inspect the keychain directory \(path): \(String(cString: strerror(errno))).")
+            }
+            do {
+                try FileManager.default.createDirectory(
+                    at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw KeychainFailure(
+                    errSecWrPerm, "Cannot create the keychain directory \(path).",
+                    recovery: "Create it yourself (mkdir -m 700 \(path)) or point KEYSMITH_HOME at a writable directory.")
+            }
+            chmod(path, 0o700)
+            return
+        }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw KeychainFailure(
+                errSecNotAvailable, "The keychain location \(path) is not a directory.",
+                recovery: "Point KEYSMITH_HOME at a directory.")
+        }
+        if info.st_mode & 0o077 != 0 {
+            throw KeychainFailure(
+                errSecWrPerm, "The keychain directory \(path) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))).",
+                recovery: "Run: chmod 700 \(path)")
+        }
+    }
+
+    /// Refuses an open file that is not a regular file or that others can read or write.
+    static func requirePrivate(fd: Int32, path: String, kind: String) throws {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw KeychainFailure(errSecNotAvailable, "Cannot inspect the \(kind) \(path).")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw KeychainFailure(errSecNotAvailable, "The \(kind) \(path) is not a regular file.")
+        }
+        if info.st_mode & 0o077 != 0 {
+            throw KeychainFailure(
+                errSecWrPerm, "The \(kind) \(path) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))).",
+                recovery: "Run: chmod 600 \(path)")
+        }
+    }
+
+    /// Refuses a file at `path` (if it exists) that others can read.
+    static func requirePrivateIfPresent(path: String, kind: String) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        if fd < 0 {
+            if errno == ENOENT { return }
+            if errno == ELOOP {
+                throw KeychainFailure(errSecNotAvailable, "The \(kind) \(path) is a symbolic link; keychain files must be regular files.")
+            }
+            throw KeychainFailure(errSecNotAvailable, "Cannot open the \(kind) \(path): \(String(cString: strerror(errno))).")
+        }
+        defer { close(fd) }
+        try requirePrivate(fd: fd, path: path, kind: kind)
+    }
+
+    /// Makes a directory entry change durable.
+    static func syncDirectory(_ directory: URL) {
+        let fd = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+}
+#endif

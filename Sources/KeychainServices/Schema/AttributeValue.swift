@@ -1,0 +1,45 @@
+#if !canImport(Security)
+import Foundation
+
+/// A stored attribute value, after coercion (see ``AttributeKind``).
+enum AttributeValue: Hashable, Sendable {
+    case string(String)
+    case data(Data)
+    case number(Int64)
+    /// Seconds since 2001-01-01 00:00:00 UTC (CFAbsoluteTime), as Apple stores dates.
+    case date(Double)
+    /// A ``SecAccessControl`` in stored form.
+    case accessControl(protection: String, flags: UInt)
+
+    /// The bytes that equality matching compares (Apple's `copyData` rule): a string's
+    /// UTF-8, data as is, a number as a 4-byte little-endian int32 when it fits (else 8
+    /// bytes). Matching is exact and byte-wise: `"bob"` and `Data("bob".utf8)` match.
+    var matchBytes: Data {
+        switch self {
+        case .string(let string): return Data(string.utf8)
+        case .data(let data): return data
+        case .number(let number):
+            if let small = Int32(exactly: number) {
+                return withUnsafeBytes(of: small.littleEndian) { Data($0) }
+            }
+            return withUnsafeBytes(of: number.littleEndian) { Data($0) }
+        case .date(let seconds):
+            return withUnsafeBytes(of: seconds.bitPattern.littleEndian) { Data($0) }
+        case .accessControl(let protection, let flags):
+            return Data(protection.utf8) + withUnsafeBytes(of: UInt64(flags).littleEndian) { Data($0) }
+        }
+    }
+
+    /// The Foundation object handed back to callers in attribute dictionaries.
+    var object: Any {
+        switch self {
+        case .string(let string): return string
+        case .data(let data): return data
+        case .number(let number): return NSNumber(value: number)
+        case .date(let seconds): return Date(timeIntervalSinceReferenceDate: seconds)
+        case .accessControl(let protection, let flags):
+            return SecAccessControl(protection: protection, flags: SecAccessControlCreateFlags(rawValue: flags))
+        }
+    }
+}
+#endif

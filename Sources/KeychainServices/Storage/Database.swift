@@ -1,0 +1,111 @@
+#if !canImport(Security)
+import CSQLite
+import Foundation
+
+/// One SQLite connection. Not thread-safe by itself: ``KeychainStorage`` serializes all
+/// use behind a lock. The connection is closed when the object goes away.
+final class Database {
+    /// The raw connection handle.
+    let handle: OpaquePointer
+    /// Where the database lives.
+    let path: String
+    private var statementCache: [String: Statement] = [:]
+
+    /// Opens (creating when asked) the database at `path`.
+    /// - Throws: ``DatabaseError`` when SQLite cannot open the file.
+    init(path: String, create: Bool) throws {
+        var handle: OpaquePointer?
+        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
+        if create { flags |= SQLITE_OPEN_CREATE }
+        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        guard code == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) }
+            if let handle { sqlite3_close_v2(handle) }
+            throw DatabaseError(resultCode: code, message: message, sql: nil)
+        }
+        self.handle = handle
+        self.path = path
+        sqlite3_extended_result_codes(handle, 1)
+    }
+
+    deinit {
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Sets how long a statement waits for another connection's lock before failing.
+    func setBusyTimeout(milliseconds: Int32) {
+        sqlite3_busy_timeout(handle, milliseconds)
+    }
+
+    /// Runs one or more statements that take no arguments and return no rows.
+    /// - Throws: ``DatabaseError``.
+    func execute(_ sql: String) throws {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if code != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) }
+            sqlite3_free(errorMessage)
+            throw DatabaseError(resultCode: sqlite3_extended_errcode(handle), message: message, sql: sql)
+        }
+    }
+
+    /// A prepared statement for `sql`, reused across calls (reset and cleared first).
+    /// - Throws: ``DatabaseError`` when the SQL does not compile.
+    func cachedStatement(_ sql: String) throws -> Statement {
+        if let statement = statementCache[sql] {
+            statement.reset()
+            return statement
+        }
+        let statement = try Statement(database: self, sql: sql)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// The error SQLite reports for the last failed call on this connection.
+    func lastError(code: Int32, sql: String?) -> DatabaseError {
+        DatabaseError(
+            resultCode: sqlite3_extended_errcode(handle),
+            message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    /// The rowid of the last inserted row.
+    var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// The number of rows the last statement changed.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Whether a transaction is open.
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`: the write lock is taken up front (so
+    /// two writers never deadlock in the middle), and any error rolls the whole transaction
+    /// back and is rethrown.
+    /// - Throws: ``DatabaseError`` or what `body` throws.
+    func writeTransaction<Result>(_ body: () throws -> Result) throws -> Result {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if isInTransaction { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Runs `body` inside a deferred (read) transaction so that all its reads see one
+    /// snapshot of the database.
+    func readTransaction<Result>(_ body: () throws -> Result) throws -> Result {
+        try execute("BEGIN DEFERRED")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if isInTransaction { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+}
+#endif
