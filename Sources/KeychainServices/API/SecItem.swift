@@ -1,0 +1,110 @@
+#if !canImport(Security)
+import Foundation
+
+// The four SecItem functions, with the signatures of Apple's Swift overlay. Each one
+// parses the dictionary with Apple's rules, checks the caller's access groups, and runs
+// the operation on the keychain of `KeychainEnvironment.current`. Failures return the
+// status Apple returns; the precise cause is kept in `KeychainDiagnostics` for the thread.
+
+/// Adds one item to the keychain.
+///
+/// - Parameters:
+///   - attributes: The item's class (`kSecClass`), attributes (`kSecAttr…`), secret
+///     (`kSecValueData`) and optionally return keys (`kSecReturn…`).
+///   - result: Receives what the return keys ask for (`nil` when none), like
+///     SecItemCopyMatching's result for the new item. Pass `nil` if not needed.
+/// - Returns: `errSecSuccess`, or `errSecDuplicateItem` when an item with the same primary
+///   key exists (genp: service + account + access group + synchronizable), `errSecParam`
+///   for a malformed dictionary, `errSecMissingEntitlement` for an access group the process
+///   is not entitled to, and the other `errSec…` codes Apple documents.
+public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
+    perform(.add, attributes) { query, groups, engine in
+        let value = try engine.add(query, groups: groups)
+        result?.pointee = value
+    }
+}
+
+/// Finds items that match a query and returns their data, attributes or references.
+///
+/// - Parameters:
+///   - query: The class, the attributes to match (exact, byte-wise), `kSecMatchLimit`
+///     (default one) and the return keys.
+///   - result: Receives `Data`, a dictionary, or an array of them (for
+///     `kSecMatchLimitAll`), as on iOS. Untouched when nothing matches.
+/// - Returns: `errSecSuccess`, `errSecItemNotFound` when nothing matches (items in access
+///   groups the process cannot read are invisible), or another `errSec…` code.
+public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
+    perform(.copyMatching, query) { parsed, groups, engine in
+        let value = try engine.copyMatching(parsed, groups: groups)
+        result?.pointee = value
+    }
+}
+
+/// Changes every item that matches a query, atomically.
+///
+/// - Parameters:
+///   - query: The class and the attributes to match. Return and match-limit keys are not
+///     allowed (`errSecParam`).
+///   - attributesToUpdate: The attributes to change and/or a new `kSecValueData`. Only
+///     attributes are allowed here (`errSecNoSuchAttr` for anything else).
+/// - Returns: `errSecSuccess`, `errSecItemNotFound` when nothing matches,
+///   `errSecDuplicateItem` when a change would make two items collide (then nothing is
+///   changed), or another `errSec…` code.
+public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus {
+    perform(.update, query) { parsed, groups, engine in
+        guard let itemClass = parsed.itemClass else { throw KeychainFailure.param("The query has no kSecClass.") }
+        let changes = try QueryParser.parseChanges(attributesToUpdate, itemClass: itemClass)
+        try engine.update(parsed, changes: changes, groups: groups)
+    }
+}
+
+/// Deletes every item that matches a query.
+///
+/// - Parameter query: The class and the attributes to match. Match-limit keys are not
+///   allowed (`errSecParam`); return keys are ignored.
+/// - Returns: `errSecSuccess`, `errSecItemNotFound` when nothing matches, or another
+///   `errSec…` code.
+public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
+    perform(.delete, query) { parsed, groups, engine in
+        try engine.delete(parsed, groups: groups)
+    }
+}
+
+/// The shared steps of every SecItem call, in Apple's order (reference §3.1): internal
+/// attributes, entitlements, explicit write groups, parsing, explicit read groups, then
+/// the operation.
+private func perform(
+    _ operation: Operation, _ dictionary: NSDictionary,
+    _ body: (ItemQuery, AccessGroups, KeychainEngine) throws -> Void
+) -> OSStatus {
+    do {
+        let environment = KeychainEnvironment.current
+        let groups = AccessGroups(environment.accessGroups)
+        if dictionary.object(forKey: "clip") != nil {
+            throw KeychainFailure.param("'clip' (kSecAttrAppClipItem) is internal to the keychain and cannot be passed in.")
+        }
+        guard !groups.all.isEmpty else { throw AccessGroups.none }
+        if operation == .update || operation == .delete, let group = dictionary.object(forKey: "agrp") as? String,
+            !groups.canWrite(group)
+        {
+            throw AccessGroups.missing(group, write: true)
+        }
+        let query = try QueryParser.parse(dictionary, for: operation)
+        if operation == .add || operation == .copyMatching, let group = query.accessGroup {
+            let allowed = operation == .add ? groups.canWrite(group) : groups.canRead(group)
+            if !allowed { throw AccessGroups.missing(group, write: operation == .add) }
+        }
+        let engine = try KeychainEngine.engine(for: environment.directory)
+        try body(query, groups, engine)
+        KeychainDiagnostics.record(nil)
+        return errSecSuccess
+    } catch let failure as KeychainFailure {
+        KeychainDiagnostics.record(failure)
+        return failure.status
+    } catch {
+        let failure = KeychainFailure(errSecInternal, "Unexpected failure: \(error)")
+        KeychainDiagnostics.record(failure)
+        return failure.status
+    }
+}
+#endif

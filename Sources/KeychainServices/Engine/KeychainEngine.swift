@@ -1,0 +1,508 @@
+#if !canImport(Security)
+import Foundation
+
+/// Add, match, update and delete with Apple's semantics over one keychain directory.
+///
+/// One engine per keychain per process, shared by all threads; a lock serializes use of
+/// its single SQLite connection. Other processes use the same file through their own
+/// connection; SQLite's WAL locking and `BEGIN IMMEDIATE` keep them consistent.
+final class KeychainEngine: @unchecked Sendable {
+    static let databaseName = "keychain.db"
+    static let keyFileName = "device.key"
+
+    let directory: URL
+    private let lock = NSLock()
+    private let storage: KeychainDatabase
+    private let keys: KeyHierarchy
+
+    /// Opens (creating on first use) the keychain in `directory`.
+    /// - Throws: ``KeychainFailure`` naming the file and the fix.
+    init(directory: URL) throws {
+        self.directory = directory
+        try KeychainFiles.preparePrivateDirectory(directory)
+        let databaseURL = directory.appendingPathComponent(Self.databaseName)
+        let keyURL = directory.appendingPathComponent(Self.keyFileName)
+        let databaseExists = FileManager.default.fileExists(atPath: databaseURL.path)
+        // An existing database without its key file is unreadable: say so instead of
+        // silently making a new key (which would orphan every item).
+        let deviceKey = try DeviceKeyFile.loadOrCreate(at: keyURL, create: !databaseExists || Self.isEmptyDatabase(databaseURL))
+        keys = KeyHierarchy(deviceKey: deviceKey)
+        storage = try KeychainDatabase(path: databaseURL.path)
+        try storage.prepare(checkValue: keys.checkValue)
+    }
+
+    private static func isEmptyDatabase(_ url: URL) -> Bool {
+        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+        return size == 0
+    }
+
+    // MARK: Shared engines
+
+    private static let registryLock = NSLock()
+    nonisolated(unsafe) private static var registry: [String: KeychainEngine] = [:]
+    nonisolated(unsafe) private static var registryOrder: [String] = []
+    private static let registryCapacity = 16
+
+    /// The engine for `directory`, opened on first use and kept for later calls (the
+    /// most recently used few stay open).
+    static func engine(for directory: URL) throws -> KeychainEngine {
+        let key = directory.standardizedFileURL.path
+        registryLock.lock()
+        defer { registryLock.unlock() }
+        if let engine = registry[key] {
+            if registryOrder.last != key, let index = registryOrder.firstIndex(of: key) {
+                registryOrder.remove(at: index)
+                registryOrder.append(key)
+            }
+            return engine
+        }
+        let engine = try KeychainEngine(directory: directory)
+        registry[key] = engine
+        registryOrder.append(key)
+        if registryOrder.count > registryCapacity {
+            registry[registryOrder.removeFirst()] = nil
+        }
+        return engine
+    }
+
+    /// Forgets the open engine for `directory` (after its files were removed or replaced).
+    static func close(directory: URL) {
+        let key = directory.standardizedFileURL.path
+        registryLock.lock()
+        registry[key] = nil
+        registryOrder.removeAll { $0 == key }
+        registryLock.unlock()
+    }
+
+    private func locked<Result>(_ body: () throws -> Result) throws -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        do {
+            return try body()
+        } catch let error as DatabaseError {
+            throw KeychainFailure(
+                error.osStatus, "The keychain database failed: \(error.message ?? "SQLite error \(error.resultCode)").",
+                recovery: error.osStatus == errSecDiskFull ? "Free some disk space and try again; nothing was changed." : nil)
+        }
+    }
+
+    // MARK: Add
+
+    /// Adds one item. Returns the requested result (or `nil`).
+    func add(_ query: ItemQuery, groups: AccessGroups) throws -> AnyObject? {
+        guard let itemClass = query.itemClass else { throw KeychainFailure.param("The dictionary has no kSecClass.") }
+        guard let schema = itemClass.schema else {
+            throw KeychainFailure.param("Identities cannot be added directly; add the certificate and the key.")
+        }
+        if query.hasValueRef {
+            throw KeychainFailure.param("kSecValueRef is not supported here: add the item's bytes with kSecValueData.")
+        }
+        if query.persistentReference != nil {
+            throw KeychainFailure.param("kSecValuePersistentRef cannot be used to add an item.")
+        }
+        if query.authenticationUI == .skip {
+            throw KeychainFailure.param("kSecUseAuthenticationUISkip is only for SecItemCopyMatching.")
+        }
+        if query.hasItemList { throw KeychainFailure.param("kSecUseItemList is not supported.") }
+
+        var attributes = query.attributes
+        let group: String
+        if let explicit = query.accessGroup {
+            guard groups.canWrite(explicit) else { throw AccessGroups.missing(explicit, write: true) }
+            group = explicit
+        } else {
+            guard let first = groups.defaultGroup else { throw AccessGroups.none }
+            group = first
+        }
+        attributes["agrp"] = .string(group)
+
+        // Protection: an explicit accessibility, else the access control's, else Apple's
+        // default (ak; dk for certificates).
+        if let control = query.accessControl {
+            if case .string(let given)? = attributes["pdmn"], given != control.protection {
+                throw KeychainFailure.param("kSecAttrAccessible and kSecAttrAccessControl disagree; give only the access control.")
+            }
+            attributes["pdmn"] = .string(control.protection)
+            attributes["accc"] = .accessControl(protection: control.protection, flags: control.flags.rawValue)
+        } else if attributes["pdmn"] == nil {
+            attributes["pdmn"] = .string(itemClass == .certificate ? "dk" : "ak")
+        }
+        let synchronizable: Bool
+        if case .only(let flag)? = query.sync { synchronizable = flag } else { synchronizable = false }
+        if synchronizable, let control = query.accessControl, control.requiresAuthentication {
+            throw KeychainFailure.param("An item with an authentication-requiring kSecAttrAccessControl cannot be synchronizable.")
+        }
+        attributes["sync"] = .number(synchronizable ? 1 : 0)
+        for spec in schema.attributes.values where attributes[spec.tag] == nil {
+            if let value = spec.defaultValue { attributes[spec.tag] = value }
+        }
+        let now = Date().timeIntervalSinceReferenceDate
+        attributes["cdat"] = .date(now)
+        attributes["mdat"] = .date(now)
+
+        let record = ItemRecord(
+            rowID: 0, itemClass: itemClass, attributes: attributes, secret: query.valueData,
+            reference: Sodium.randomBytes(16))
+        if record.protection == .whenPasscodeSetThisDeviceOnly && !keys.hasPasscode {
+            throw KeychainFailure(
+                errSecNotAvailable, "kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly needs a keychain passphrase, and none is set.",
+                recovery: "Set a passphrase for the keychain, or choose another accessibility.")
+        }
+        return try locked {
+            let sealed = try seal(record, schema: schema)
+            let rowID: Int64 = try storage.database.writeTransaction {
+                do {
+                    return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName)
+                } catch let error as DatabaseError where error.osStatus == errSecDuplicateItem {
+                    throw KeychainFailure(
+                        errSecDuplicateItem, "An item with the same primary key (class \(itemClass.rawValue): \(schema.primaryKey.joined(separator: ", "))) already exists.",
+                        recovery: "Update the existing item with SecItemUpdate, or delete it first.")
+                }
+            }
+            let stored = ItemRecord(
+                rowID: rowID, itemClass: itemClass, attributes: record.attributes, secret: record.secret,
+                reference: record.reference)
+            return ResultBuilder.result(for: stored, query: query)
+        }
+    }
+
+    // MARK: Copy matching
+
+    /// Finds items and shapes the result. Throws errSecItemNotFound when nothing matches.
+    func copyMatching(_ query: ItemQuery, groups: AccessGroups) throws -> AnyObject? {
+        try validateSearch(query)
+        guard let itemClass = query.itemClass, itemClass.schema != nil else { throw KeychainFailure.notFound }
+        if let group = query.accessGroup, !groups.canRead(group) { throw AccessGroups.missing(group, write: false) }
+        let readable = groups.readsEverything ? nil : groups.all
+        return try locked {
+            var results: [AnyObject] = []
+            var found = 0
+            let wanted: Int? = { if case .many(let n) = query.limit { return n } else { return 1 } }()
+            if wanted == 0 { throw KeychainFailure.notFound }
+            try forEachMatch(of: query, groups: readable, deleteDamaged: false) { record in
+                if query.authenticationUI == .skip, record.accessControl?.requiresAuthentication == true {
+                    return true
+                }
+                found += 1
+                if let result = ResultBuilder.result(for: record, query: query) { results.append(result) }
+                if let wanted, found >= wanted { return false }
+                return true
+            }
+            guard found > 0 else { throw KeychainFailure.notFound }
+            switch query.limit {
+            case .one: return results.first
+            case .many: return query.hasReturnKeys ? NSArray(array: results) : nil
+            }
+        }
+    }
+
+    // MARK: Update
+
+    /// Applies `changes` to every matching item in one transaction; any failure (such as
+    /// a primary-key collision) rolls all of them back.
+    func update(_ query: ItemQuery, changes: ItemQuery, groups: AccessGroups) throws {
+        if query.hasReturnKeys {
+            throw KeychainFailure.param("SecItemUpdate's query cannot contain kSecReturn… keys.")
+        }
+        if query.hasMatchKeys {
+            throw KeychainFailure.param("SecItemUpdate's query cannot contain kSecMatch… keys (it always updates every match).")
+        }
+        if query.hasItemList { throw KeychainFailure.param("kSecUseItemList is not supported.") }
+        if query.authenticationUI == .skip {
+            throw KeychainFailure.param("kSecUseAuthenticationUISkip is only for SecItemCopyMatching.")
+        }
+        try validateReferenceQuery(query)
+        guard let itemClass = query.itemClass, let schema = itemClass.schema else { throw KeychainFailure.notFound }
+        if let group = changes.accessGroup, !groups.canWrite(group) { throw AccessGroups.missing(group, write: true) }
+        if let control = changes.accessControl, case .string(let given)? = changes.attributes["pdmn"], given != control.protection {
+            throw KeychainFailure.param("kSecAttrAccessible and kSecAttrAccessControl disagree; give only the access control.")
+        }
+        let writable = query.accessGroup.map { [$0] } ?? groups.writable
+        try locked {
+            try storage.database.writeTransaction {
+                var matches: [ItemRecord] = []
+                try forEachMatch(of: query, groups: writable, deleteDamaged: false) { record in
+                    matches.append(record)
+                    return true
+                }
+                guard !matches.isEmpty else { throw KeychainFailure.notFound }
+                let now = Date().timeIntervalSinceReferenceDate
+                for var record in matches {
+                    for (tag, value) in changes.attributes { record.attributes[tag] = value }
+                    if let control = changes.accessControl {
+                        record.attributes["pdmn"] = .string(control.protection)
+                        record.attributes["accc"] = .accessControl(protection: control.protection, flags: control.flags.rawValue)
+                    } else if changes.attributes["pdmn"] != nil, case .accessControl(_, let flags)? = record.attributes["accc"],
+                        case .string(let protection)? = changes.attributes["pdmn"]
+                    {
+                        record.attributes["accc"] = .accessControl(protection: protection, flags: flags)
+                    }
+                    if case .only(let flag)? = changes.sync { record.attributes["sync"] = .number(flag ? 1 : 0) }
+                    if record.synchronizable, record.accessControl?.requiresAuthentication == true {
+                        throw KeychainFailure.param("An item with an authentication-requiring kSecAttrAccessControl cannot be synchronizable.")
+                    }
+                    if let data = changes.valueData { record.secret = data }
+                    record.attributes["mdat"] = .date(now)
+                    if record.protection == .whenPasscodeSetThisDeviceOnly && !keys.hasPasscode {
+                        throw KeychainFailure(errSecNotAvailable, "kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly needs a keychain passphrase, and none is set.")
+                    }
+                    var sealed = try seal(record, schema: schema)
+                    sealed.row.id = record.rowID
+                    do {
+                        try storage.update(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName)
+                    } catch let error as DatabaseError where error.osStatus == errSecDuplicateItem {
+                        throw KeychainFailure(
+                            errSecDuplicateItem, "The update would give an item the same primary key as another item; nothing was changed.",
+                            recovery: "Delete the other item first, or change a different attribute.")
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: Delete
+
+    /// Deletes every matching item. Throws errSecItemNotFound when nothing matches.
+    func delete(_ query: ItemQuery, groups: AccessGroups) throws {
+        if query.hasMatchKeys {
+            throw KeychainFailure.param("SecItemDelete's query cannot contain kSecMatch… keys (it always deletes every match).")
+        }
+        if query.hasItemList { throw KeychainFailure.param("kSecUseItemList is not supported.") }
+        if query.authenticationUI == .skip {
+            throw KeychainFailure.param("kSecUseAuthenticationUISkip is only for SecItemCopyMatching.")
+        }
+        try validateReferenceQuery(query)
+        guard let itemClass = query.itemClass, itemClass.schema != nil else { throw KeychainFailure.notFound }
+        let writable = query.accessGroup.map { [$0] } ?? groups.writable
+        try locked {
+            try storage.database.writeTransaction {
+                var ids: [Int64] = []
+                try forEachMatch(of: query, groups: writable, deleteDamaged: true) { record in
+                    ids.append(record.rowID)
+                    return true
+                }
+                guard !ids.isEmpty else { throw KeychainFailure.notFound }
+                for id in ids { try storage.delete(id: id) }
+            }
+        }
+    }
+
+    // MARK: Matching
+
+    private func validateSearch(_ query: ItemQuery) throws {
+        if query.hasItemList { throw KeychainFailure.param("kSecUseItemList is not supported.") }
+        try validateReferenceQuery(query)
+        if query.hostOrSubdomain != nil && query.itemClass != .internetPassword {
+            throw KeychainFailure(errSecUnimplemented, "kSecMatchHostOrSubdomainOfHost applies only to internet passwords.")
+        }
+        for key in query.certificateMatchKeys {
+            let needsPKI = key == "m_Issuers" || key == "m_Policy"
+                || query.itemClass == .certificate || query.itemClass == .identity
+            if needsPKI {
+                throw KeychainFailure(
+                    errSecUnimplemented, "'\(key)' needs certificate evaluation, which this keychain does not do.",
+                    recovery: "Match certificates by their attributes (issuer, serial number, label) instead.")
+            }
+        }
+    }
+
+    private func validateReferenceQuery(_ query: ItemQuery) throws {
+        if query.persistentReference != nil && (!query.attributes.isEmpty || query.sync != nil) {
+            throw KeychainFailure.param("A persistent reference cannot be combined with other attributes in one query.")
+        }
+    }
+
+    /// Calls `visit` with every item that matches `query` in `groups` (`nil`: all), in
+    /// insertion order, until it returns `false`.
+    ///
+    /// Candidates come from the index columns; each is decrypted and checked against every
+    /// attribute of the query, so a damaged index can never return a wrong item. A
+    /// candidate that fails to decrypt makes the call fail with errSecDecode, unless
+    /// `deleteDamaged` is set and the query is answered by the index alone, in which case
+    /// the damaged row is passed on as a match (so it can be deleted).
+    private func forEachMatch(
+        of query: ItemQuery, groups: [String]?, deleteDamaged: Bool, _ visit: (ItemRecord) throws -> Bool
+    ) throws {
+        guard let itemClass = query.itemClass, let schema = itemClass.schema else { return }
+        var sql = "SELECT \(KeychainDatabase.rowColumns) FROM items WHERE "
+        var binders: [(Statement, Int32) -> Void] = []
+        var coveredByIndex = query.hostOrSubdomain == nil
+
+        if let reference = query.persistentReference {
+            switch reference.locator {
+            case .uuid(let bytes):
+                sql += "ref = ?"
+                binders.append { $0.bind(bytes, at: $1) }
+            case .rowID(let id):
+                sql += "id = ?"
+                binders.append { $0.bind(id, at: $1) }
+            }
+            sql += " AND class = ?"
+            binders.append { $0.bind(itemClass.rawValue, at: $1) }
+        } else {
+            sql += "class = ?"
+            binders.append { $0.bind(itemClass.rawValue, at: $1) }
+            let (first, second) = schema.indexedNames
+            if let value = query.attributes[first] {
+                let hash = nameHash(itemClass, slot: 1, value)
+                sql += " AND h1 = ?"
+                binders.append { $0.bind(hash, at: $1) }
+            }
+            if let value = query.attributes[second] {
+                let hash = nameHash(itemClass, slot: 2, value)
+                sql += " AND h2 = ?"
+                binders.append { $0.bind(hash, at: $1) }
+            }
+            for tag in query.attributes.keys where tag != first && tag != second && tag != "agrp" {
+                coveredByIndex = false
+            }
+            switch query.sync {
+            case .only(let flag)?:
+                sql += " AND sync = ?"
+                binders.append { $0.bind(flag ? 1 : 0, at: $1) }
+            case .any?: break
+            case nil:
+                sql += " AND sync = 0"
+            }
+        }
+        let groupFilter: [String]?
+        if let explicit = query.accessGroup {
+            groupFilter = [explicit]
+        } else {
+            groupFilter = groups
+        }
+        if let groupFilter {
+            if groupFilter.isEmpty { return }
+            let hashes = groupFilter.map(groupHash)
+            sql += " AND agrp IN (" + Array(repeating: "?", count: hashes.count).joined(separator: ",") + ")"
+            for hash in hashes { binders.append { $0.bind(hash, at: $1) } }
+        }
+        sql += " ORDER BY id"
+
+        let statement = try storage.database.cachedStatement(sql)
+        for (index, bind) in binders.enumerated() { bind(statement, Int32(index + 1)) }
+        defer { statement.reset() }
+        while try statement.step() {
+            let row = KeychainDatabase.row(from: statement)
+            let record: ItemRecord
+            do {
+                record = try open(row)
+            } catch let failure as KeychainFailure where failure.status == errSecDecode {
+                if deleteDamaged && coveredByIndex {
+                    let placeholder = ItemRecord(rowID: row.id, itemClass: itemClass, attributes: [:], secret: nil, reference: row.reference)
+                    if try !visit(placeholder) { return }
+                    continue
+                }
+                throw failure
+            }
+            if let groupFilter, !groupFilter.contains(record.accessGroup) { continue }
+            guard record.matches(query) else { continue }
+            if try !visit(record) { return }
+        }
+    }
+
+    // MARK: Sealing and opening
+
+    private struct SealedItem {
+        var row: StoredRow
+        var firstName: Data
+        var secondName: Data
+    }
+
+    private func seal(_ record: ItemRecord, schema: ClassSchema) throws -> SealedItem {
+        let primaryKey = primaryKeyHash(record, schema: schema)
+        let protection = record.protection
+        let key = try keys.itemKey(for: protection)
+        let plaintext = ItemCodec.encode(attributes: record.attributes, secret: record.secret)
+        let associated = associatedData(
+            itemClass: record.itemClass.rawValue, reference: record.reference, primaryKey: primaryKey,
+            protection: protection.rawValue)
+        let sealed = plaintext.withUnsafeBytes { Sodium.seal($0, associatedData: associated, key: key) }
+        let (first, second) = schema.indexedNames
+        return SealedItem(
+            row: StoredRow(
+                id: record.rowID, itemClass: record.itemClass.rawValue, primaryKeyHash: primaryKey,
+                accessGroupHash: groupHash(record.accessGroup), synchronizable: record.synchronizable,
+                protection: protection.rawValue, reference: record.reference, nonce: sealed.nonce,
+                ciphertext: sealed.ciphertext),
+            firstName: nameHash(record.itemClass, slot: 1, record.attributes[first] ?? .string("")),
+            secondName: nameHash(record.itemClass, slot: 2, record.attributes[second] ?? .string("")))
+    }
+
+    private func open(_ row: StoredRow) throws -> ItemRecord {
+        guard let itemClass = ItemClass(rawValue: row.itemClass), let protection = ProtectionClass(rawValue: row.protection)
+        else {
+            throw damaged()
+        }
+        let key = try keys.itemKey(for: protection)
+        let associated = associatedData(
+            itemClass: row.itemClass, reference: row.reference, primaryKey: row.primaryKeyHash,
+            protection: row.protection)
+        let opened = row.ciphertext.withUnsafeBytes { ciphertext in
+            row.nonce.withUnsafeBytes { nonce in
+                Sodium.open(ciphertext, nonce: nonce, associatedData: associated, key: key)
+            }
+        }
+        guard let opened else { throw damaged() }
+        let decoded = try ItemCodec.decode(opened)
+        let record = ItemRecord(
+            rowID: row.id, itemClass: itemClass, attributes: decoded.attributes, secret: decoded.secret,
+            reference: row.reference)
+        // The row's plaintext columns must agree with what was sealed.
+        guard record.synchronizable == row.synchronizable, record.protection.rawValue == row.protection else {
+            throw damaged()
+        }
+        return record
+    }
+
+    private func damaged() -> KeychainFailure {
+        KeychainFailure(
+            errSecDecode,
+            "An item matching the query is damaged: its stored bytes fail authentication (edited, truncated or moved within \(directory.path)/\(Self.databaseName)). No data was returned for it.",
+            recovery: "Delete the item (SecItemDelete with its service and account) and store it again; other items are not affected.")
+    }
+
+    private func associatedData(itemClass: String, reference: Data, primaryKey: Data, protection: String) -> Data {
+        var data = Data("keysmith.item.v1".utf8)
+        data.append(storage.keychainID)
+        data.append(contentsOf: itemClass.utf8)
+        data.append(0)
+        data.append(reference)
+        data.append(primaryKey)
+        data.append(contentsOf: protection.utf8)
+        return data
+    }
+
+    // MARK: Keyed hashes
+
+    private func nameHash(_ itemClass: ItemClass, slot: UInt8, _ value: AttributeValue) -> Data {
+        var input = Data(itemClass.rawValue.utf8)
+        input.append(slot)
+        input.append(value.matchBytes)
+        return input.withUnsafeBytes { Sodium.keyedHash($0, key: keys.indexKey) }
+    }
+
+    private func groupHash(_ group: String) -> Data {
+        var input = Data("agrp".utf8)
+        input.append(0)
+        input.append(contentsOf: group.utf8)
+        return input.withUnsafeBytes { Sodium.keyedHash($0, key: keys.indexKey) }
+    }
+
+    private func primaryKeyHash(_ record: ItemRecord, schema: ClassSchema) -> Data {
+        var input = Data("pk".utf8)
+        input.append(contentsOf: record.itemClass.rawValue.utf8)
+        for tag in schema.primaryKey {
+            input.append(contentsOf: tag.utf8)
+            if let value = record.attributes[tag] {
+                let bytes = value.matchBytes
+                withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { input.append(contentsOf: $0) }
+                input.append(bytes)
+            } else {
+                withUnsafeBytes(of: UInt32.max.littleEndian) { input.append(contentsOf: $0) }
+            }
+        }
+        return input.withUnsafeBytes { Sodium.keyedHash($0, key: keys.indexKey) }
+    }
+}
+#endif

@@ -1,0 +1,301 @@
+#if !canImport(Security)
+import Foundation
+
+/// Turns a SecItem dictionary into an ``ItemQuery`` with Apple's rules (reference §1.7,
+/// §2.4): 4-character keys are attributes of the item class, `m_` match, `r_` return,
+/// `u_` use and `v_` value keys, and anything else is errSecParam. Values are coerced per
+/// attribute kind. Keys are processed in a fixed order (class first, then sorted), so the
+/// error reported for a dictionary with several problems is always the same one.
+enum QueryParser {
+    /// Parses `dictionary` for `operation`.
+    /// - Throws: ``KeychainFailure`` with errSecParam, errSecNoSuchAttr or errSecNoSuchClass.
+    static func parse(_ dictionary: NSDictionary, for operation: Operation) throws -> ItemQuery {
+        var query = ItemQuery()
+        let entries = try stringKeyedEntries(dictionary)
+
+        if let classValue = entries["class"] {
+            guard let name = classValue as? String else {
+                throw KeychainFailure.param("kSecClass must be one of the kSecClass… string constants.")
+            }
+            guard let itemClass = ItemClass(rawValue: name) else {
+                throw KeychainFailure(
+                    errSecNoSuchClass, "'\(name)' is not a keychain item class.",
+                    recovery: "Use kSecClassGenericPassword, kSecClassInternetPassword, kSecClassKey or kSecClassCertificate.")
+            }
+            query.itemClass = itemClass
+        }
+        if let reference = entries["v_PersistentRef"] {
+            guard let data = reference as? Data else {
+                throw KeychainFailure.param("kSecValuePersistentRef must be Data.")
+            }
+            let parsed = try PersistentReference(data)
+            query.persistentReference = parsed
+            if query.itemClass == nil { query.itemClass = parsed.itemClass }
+        }
+        guard let itemClass = query.itemClass else {
+            throw KeychainFailure.param("The dictionary has no kSecClass.")
+        }
+
+        for key in entries.keys.sorted() where key != "class" && key != "v_PersistentRef" {
+            let value = entries[key]!
+            try apply(key: key, value: value, itemClass: itemClass, to: &query, operation: operation)
+        }
+        return query
+    }
+
+    /// Parses the `attributesToUpdate` of SecItemUpdate: `v_Data` is the new secret,
+    /// `musr` is ignored, and every other key must be an attribute of the class
+    /// (errSecNoSuchAttr otherwise, even for kSecClass or return keys, as on iOS).
+    static func parseChanges(_ dictionary: NSDictionary, itemClass: ItemClass) throws -> ItemQuery {
+        var changes = ItemQuery()
+        changes.itemClass = itemClass
+        let entries = try stringKeyedEntries(dictionary)
+        for key in entries.keys.sorted() {
+            let value = entries[key]!
+            switch key {
+            case "v_Data":
+                guard let data = value as? Data else {
+                    throw KeychainFailure.param("kSecValueData must be Data (a String is not accepted; encode it as UTF-8).")
+                }
+                changes.valueData = data
+            case "musr", "nleg":
+                continue
+            default:
+                guard key.utf8.count == 4 else {
+                    throw KeychainFailure(
+                        errSecNoSuchAttr, "'\(key)' cannot be changed by SecItemUpdate: only attributes and kSecValueData can.",
+                        recovery: "Move search, return and use keys into the query dictionary.")
+                }
+                try applyAttribute(key, value: value, itemClass: itemClass, to: &changes, operation: .update)
+            }
+        }
+        return changes
+    }
+
+    // MARK: Keys
+
+    private static func stringKeyedEntries(_ dictionary: NSDictionary) throws -> [String: Any] {
+        var entries: [String: Any] = [:]
+        entries.reserveCapacity(dictionary.count)
+        for (key, value) in dictionary {
+            guard let name = key as? String else {
+                if key is NSNumber {
+                    throw KeychainFailure(errSecNoSuchAttr, "A dictionary key is a number; keychain keys are kSec… strings.")
+                }
+                throw KeychainFailure.param("A dictionary key is not a string; keychain keys are kSec… strings.")
+            }
+            if value is NSNull {
+                throw KeychainFailure.param("The value for '\(name)' is null.")
+            }
+            entries[name] = value
+        }
+        if entries["clip"] != nil {
+            throw KeychainFailure.param("'clip' (kSecAttrAppClipItem) is internal to the keychain and cannot be passed in.")
+        }
+        return entries
+    }
+
+    private static func apply(
+        key: String, value: Any, itemClass: ItemClass, to query: inout ItemQuery, operation: Operation
+    ) throws {
+        if key.utf8.count == 4 {
+            if key == "nleg" { return }  // kSecUseDataProtectionKeychain: always the case here
+            try applyAttribute(key, value: value, itemClass: itemClass, to: &query, operation: operation)
+            return
+        }
+        guard key.utf8.count > 1, let first = key.first else {
+            throw KeychainFailure.param("'\(key)' is not a keychain dictionary key.")
+        }
+        switch first {
+        case "c":
+            throw KeychainFailure.param("'\(key)' is not a keychain dictionary key (did you mean kSecClass?).")
+        case "m": try applyMatch(key, value: value, to: &query)
+        case "r": try applyReturn(key, value: value, to: &query)
+        case "u": try applyUse(key, value: value, to: &query)
+        case "v": try applyValue(key, value: value, to: &query)
+        case "f": return
+        default:
+            throw KeychainFailure.param("'\(key)' is not a keychain dictionary key.")
+        }
+    }
+
+    private static func applyMatch(_ key: String, value: Any, to query: inout ItemQuery) throws {
+        query.hasMatchKeys = true
+        switch key {
+        case "m_Limit":
+            if let name = value as? String {
+                switch name {
+                case "m_LimitOne": query.limit = .one
+                case "m_LimitAll": query.limit = .many(nil)
+                default: throw KeychainFailure.param("kSecMatchLimit must be kSecMatchLimitOne, kSecMatchLimitAll or a number.")
+                }
+            } else if let number = value as? NSNumber, type(of: value) != Bool.self {
+                let count = number.intValue
+                if count == 1 {
+                    query.limit = .one
+                } else if count < 0 {
+                    throw KeychainFailure.param("kSecMatchLimit cannot be negative.")
+                } else {
+                    query.limit = .many(count)
+                }
+            } else {
+                throw KeychainFailure.param("kSecMatchLimit must be kSecMatchLimitOne, kSecMatchLimitAll or a number.")
+            }
+        case "m_HostOrSubdomainOfHost":
+            guard let host = value as? String else {
+                throw KeychainFailure.param("kSecMatchHostOrSubdomainOfHost must be a string.")
+            }
+            query.hostOrSubdomain = host
+        case "m_Issuers", "m_Policy", "m_ValidOnDate", "m_TrustedOnly", "m_EmailAddressIfPresent":
+            query.certificateMatchKeys.append(key)
+        default:
+            // Apple accepts (and ignores) every other m_ key, kSecMatchCaseInsensitive
+            // included: matching is always exact.
+            return
+        }
+    }
+
+    private static func applyReturn(_ key: String, value: Any, to query: inout ItemQuery) throws {
+        guard type(of: value) == Bool.self, let flag = value as? Bool else {
+            throw KeychainFailure.param("The value of '\(key)' must be a boolean (true or kCFBooleanTrue).")
+        }
+        switch key {
+        case "r_Data": query.returnData = flag
+        case "r_Attributes": query.returnAttributes = flag
+        case "r_Ref": query.returnRef = flag
+        case "r_PersistentRef": query.returnPersistentRef = flag
+        default: throw KeychainFailure.param("'\(key)' is not a kSecReturn… key.")
+        }
+    }
+
+    private static func applyUse(_ key: String, value: Any, to query: inout ItemQuery) throws {
+        switch key {
+        case "u_ItemList": query.hasItemList = true
+        case "u_OpPrompt", "u_CallerName":
+            query.operationPrompt = value as? String
+        case "u_AuthUI":
+            guard let name = value as? String else {
+                throw KeychainFailure.param("kSecUseAuthenticationUI must be one of the kSecUseAuthenticationUI… constants.")
+            }
+            switch name {
+            case "u_AuthUIA": query.authenticationUI = .allow
+            case "u_AuthUIF": query.authenticationUI = .fail
+            case "u_AuthUIS": query.authenticationUI = .skip
+            default: throw KeychainFailure.param("'\(name)' is not a kSecUseAuthenticationUI… value.")
+            }
+        case "u_NoAuthUI":
+            if let flag = value as? Bool, flag { query.authenticationUI = .fail }
+        case "u_AuthCtx": query.hasAuthenticationContext = true
+        case "u_CredRef": query.hasCredentialReference = true
+        case "u_UserIndependentKeychain", "u_Tomb", "u_SystemKeychain", "u_SystemKeychainAlways",
+            "u_SyncBubbleKeychain", "u_TokenRawItems", "u_CertWithIssuers":
+            return
+        default:
+            throw KeychainFailure.param("'\(key)' is not a kSecUse… key.")
+        }
+        if query.hasAuthenticationContext && query.hasCredentialReference {
+            throw KeychainFailure.param("kSecUseAuthenticationContext and kSecUseCredentialReference cannot be used together.")
+        }
+    }
+
+    private static func applyValue(_ key: String, value: Any, to query: inout ItemQuery) throws {
+        switch key {
+        case "v_Data":
+            guard let data = value as? Data else {
+                throw KeychainFailure.param("kSecValueData must be Data (a String is not accepted; encode it as UTF-8).")
+            }
+            query.valueData = data
+        case "v_Ref": query.hasValueRef = true
+        default: throw KeychainFailure.param("'\(key)' is not a kSecValue… key.")
+        }
+    }
+
+    // MARK: Attributes and coercion (reference §2.4)
+
+    private static func applyAttribute(
+        _ tag: String, value: Any, itemClass: ItemClass, to query: inout ItemQuery, operation: Operation
+    ) throws {
+        guard let spec = spec(tag, itemClass: itemClass) else {
+            throw KeychainFailure.noSuchAttribute(tag, itemClass: itemClass.rawValue)
+        }
+        switch spec.kind {
+        case .synchronizable:
+            if let name = value as? String, name == "syna" {
+                query.sync = .any
+            } else if let flag = coerceBoolean(value) {
+                query.sync = .only(flag)
+            } else {
+                throw KeychainFailure.param("kSecAttrSynchronizable must be a boolean or kSecAttrSynchronizableAny.")
+            }
+        case .accessControl:
+            guard let control = value as? SecAccessControl else {
+                throw KeychainFailure.param("kSecAttrAccessControl must be made with SecAccessControlCreateWithFlags.")
+            }
+            query.accessControl = control
+        default:
+            query.attributes[tag] = try coerce(value, kind: spec.kind, tag: tag)
+        }
+    }
+
+    /// The attribute `tag` of `itemClass`; identities accept the attributes of both
+    /// certificates and keys.
+    static func spec(_ tag: String, itemClass: ItemClass) -> AttributeSpec? {
+        if let schema = itemClass.schema { return schema.attributes[tag] }
+        return ClassSchema.certificate.attributes[tag] ?? ClassSchema.key.attributes[tag]
+    }
+
+    private static func coerceBoolean(_ value: Any) -> Bool? {
+        if type(of: value) == Bool.self { return value as? Bool }
+        if let number = value as? NSNumber { return number.int64Value != 0 }
+        if let string = value as? String, let number = Int64(string) { return number != 0 }
+        return nil
+    }
+
+    static func coerce(_ value: Any, kind: AttributeKind, tag: String) throws -> AttributeValue {
+        switch kind {
+        case .blob:
+            if let string = value as? String { return .string(string) }
+            if let data = value as? Data { return .data(data) }
+            if let number = integer(value) { return .number(number) }
+            throw KeychainFailure.param("The value of '\(tag)' must be a string, Data or a number.")
+        case .number:
+            if let number = integer(value) { return .number(number) }
+            if let string = value as? String {
+                if let number = Int64(string), String(number) == string { return .number(number) }
+                return .string(string)
+            }
+            throw KeychainFailure.param("The value of '\(tag)' must be a number (or a string constant).")
+        case .date:
+            if let date = value as? Date { return .date(date.timeIntervalSinceReferenceDate) }
+            throw KeychainFailure.param("The value of '\(tag)' must be a Date.")
+        case .string:
+            if let string = value as? String { return .string(string) }
+            if let data = value as? Data, let string = String(data: data, encoding: .utf8) { return .string(string) }
+            throw KeychainFailure.param("The value of '\(tag)' must be a string.")
+        case .data:
+            if let data = value as? Data { return .data(data) }
+            if let string = value as? String { return .data(Data(string.utf8)) }
+            if let number = integer(value) { return .data(AttributeValue.number(number).matchBytes) }
+            throw KeychainFailure.param("The value of '\(tag)' must be Data.")
+        case .accessibility:
+            guard let name = value as? String, ProtectionClass(rawValue: name) != nil else {
+                throw KeychainFailure.param(
+                    "kSecAttrAccessible must be one of the kSecAttrAccessible… constants (for example kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly).")
+            }
+            return .string(name)
+        case .synchronizable, .accessControl:
+            throw KeychainFailure.param("'\(tag)' cannot be coerced here.")
+        }
+    }
+
+    /// An integer from a number or boolean (a non-integral number is refused).
+    private static func integer(_ value: Any) -> Int64? {
+        if type(of: value) == Bool.self, let flag = value as? Bool { return flag ? 1 : 0 }
+        guard let number = value as? NSNumber else { return nil }
+        let double = number.doubleValue
+        let integer = number.int64Value
+        guard Double(integer) == double || double.isNaN == false && abs(double) > 9.0e15 else { return nil }
+        return integer
+    }
+}
+#endif
