@@ -1,0 +1,49 @@
+# Keysmith: `make demo` and `make test` work on a fresh machine (they install what is missing).
+SWIFT ?= swift
+SWIFT_FLAGS ?=
+APT_PACKAGES := libsqlite3-dev libsodium-dev pkg-config
+BREW_PACKAGES := sqlite libsodium pkg-config
+SUDO := $(shell [ "$$(id -u)" = "0" ] && echo "" || echo "sudo")
+
+.PHONY: all deps build test demo bench stress clean
+
+all: build
+
+## deps: install the system libraries the package links (idempotent).
+deps:
+	@if [ "$$(uname)" = "Darwin" ]; then \
+		echo "macOS: KeychainServices re-exports Security; for the Linux engine's libraries run: brew install $(BREW_PACKAGES)"; \
+	elif command -v dpkg-query >/dev/null 2>&1; then \
+		missing=""; \
+		for p in $(APT_PACKAGES); do \
+			dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+		done; \
+		if [ -n "$$missing" ]; then \
+			echo "Installing:$$missing"; \
+			$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+		fi; \
+	else \
+		echo "Please install sqlite3 and libsodium development packages (and pkg-config) with your package manager."; \
+	fi
+
+## build: debug build of every target.
+build: deps
+	$(SWIFT) build $(SWIFT_FLAGS)
+
+## test: the whole test suite (unit, conformance, integration, fast reliability tests).
+test: deps
+	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
+	$(SWIFT) test --skip-build $(SWIFT_FLAGS)
+
+## demo: the main job, a walkthrough with the keysmith tool on a temporary keychain.
+demo: deps
+	$(SWIFT) build $(SWIFT_FLAGS) --product keysmith
+	"$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/keysmith" demo
+
+## bench: release-build benchmarks; prints the table and writes docs/BENCHMARKS.md.
+bench: deps
+	$(SWIFT) build -c release $(SWIFT_FLAGS) --product keysmith-bench
+	"$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)/keysmith-bench"
+
+clean:
+	rm -rf .build
