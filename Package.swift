@@ -59,7 +59,10 @@ let package = Package(
         ),
         .testTarget(
             name: "KeychainServicesTests",
-            dependencies: ["KeychainServices"]
+            dependencies: [
+                "KeychainServices",
+                .target(name: "CSQLite", condition: .when(platforms: linuxOnly)),
+            ]
         ),
         .testTarget(
             name: "KeysmithTests",

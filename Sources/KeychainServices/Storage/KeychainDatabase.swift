@@ -128,6 +128,7 @@ final class KeychainDatabase {
 
     private func userVersion() throws -> Int64 {
         let statement = try database.cachedStatement("PRAGMA user_version")
+        defer { statement.reset() }
         guard try statement.step() else { return 0 }
         return statement.int64(at: 0)
     }
