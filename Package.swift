@@ -47,14 +47,14 @@ let package = Package(
             dependencies: ["KeychainServices"],
             path: "Tests/Support/keychain-workload"
         ),
+        .target(
+            name: "CBaseline",
+            dependencies: ["CSQLite", "CSodium"],
+            path: "Benchmarks/CBaseline"
+        ),
         .executableTarget(
             name: "keysmith-bench",
-            dependencies: [
-                "KeychainServices",
-                "Keysmith",
-                .target(name: "CSQLite", condition: .when(platforms: linuxOnly)),
-                .target(name: "CSodium", condition: .when(platforms: linuxOnly)),
-            ],
+            dependencies: ["KeychainServices", "Keysmith", "CBaseline"],
             path: "Benchmarks/keysmith-bench"
         ),
         .testTarget(

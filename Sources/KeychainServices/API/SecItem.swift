@@ -80,16 +80,14 @@ private func perform(
     do {
         let environment = KeychainEnvironment.current
         let groups = AccessGroups(environment.accessGroups)
-        if dictionary.object(forKey: "clip") != nil {
-            throw KeychainFailure.param("'clip' (kSecAttrAppClipItem) is internal to the keychain and cannot be passed in.")
-        }
+        let entries = try QueryParser.stringKeyedEntries(dictionary)
         guard !groups.all.isEmpty else { throw AccessGroups.none }
-        if operation == .update || operation == .delete, let group = dictionary.object(forKey: "agrp") as? String,
-            !groups.canWrite(group)
+        if operation == .update || operation == .delete,
+            let group = entries.first(where: { $0.key == "agrp" })?.value as? String, !groups.canWrite(group)
         {
             throw AccessGroups.missing(group, write: true)
         }
-        let query = try QueryParser.parse(dictionary, for: operation)
+        let query = try QueryParser.parse(entries, for: operation)
         if operation == .add || operation == .copyMatching, let group = query.accessGroup {
             let allowed = operation == .add ? groups.canWrite(group) : groups.canRead(group)
             if !allowed { throw AccessGroups.missing(group, write: operation == .add) }

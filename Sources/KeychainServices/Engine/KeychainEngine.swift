@@ -14,6 +14,9 @@ final class KeychainEngine: @unchecked Sendable {
     private let lock = NSLock()
     private let storage: KeychainDatabase
     private let keys: KeyHierarchy
+    /// `"keysmith.item.v1" ‖ keychain-id`, the start of every item's associated data.
+    private let associatedDataPrefix: Data
+    private var groupHashes: [String: Data] = [:]
 
     /// Opens (creating on first use) the keychain in `directory`.
     /// - Throws: ``KeychainFailure`` naming the file and the fix.
@@ -29,6 +32,7 @@ final class KeychainEngine: @unchecked Sendable {
         keys = KeyHierarchy(deviceKey: deviceKey)
         storage = try KeychainDatabase(path: databaseURL.path)
         try storage.prepare(checkValue: keys.checkValue)
+        associatedDataPrefix = Data("keysmith.item.v1".utf8) + storage.keychainID
     }
 
     private static func isEmptyDatabase(_ url: URL) -> Bool {
@@ -41,15 +45,18 @@ final class KeychainEngine: @unchecked Sendable {
     private static let registryLock = NSLock()
     nonisolated(unsafe) private static var registry: [String: KeychainEngine] = [:]
     nonisolated(unsafe) private static var registryOrder: [String] = []
+    nonisolated(unsafe) private static var mostRecent: KeychainEngine?
     private static let registryCapacity = 16
 
     /// The engine for `directory`, opened on first use and kept for later calls (the
     /// most recently used few stay open).
     static func engine(for directory: URL) throws -> KeychainEngine {
-        let key = directory.standardizedFileURL.path
         registryLock.lock()
         defer { registryLock.unlock() }
+        if let mostRecent, mostRecent.directory == directory { return mostRecent }
+        let key = directory.standardizedFileURL.path
         if let engine = registry[key] {
+            mostRecent = engine
             if registryOrder.last != key, let index = registryOrder.firstIndex(of: key) {
                 registryOrder.remove(at: index)
                 registryOrder.append(key)
@@ -57,6 +64,7 @@ final class KeychainEngine: @unchecked Sendable {
             return engine
         }
         let engine = try KeychainEngine(directory: directory)
+        mostRecent = engine
         registry[key] = engine
         registryOrder.append(key)
         if registryOrder.count > registryCapacity {
@@ -71,6 +79,7 @@ final class KeychainEngine: @unchecked Sendable {
         registryLock.lock()
         registry[key] = nil
         registryOrder.removeAll { $0 == key }
+        if mostRecent?.directory.standardizedFileURL.path == key { mostRecent = nil }
         registryLock.unlock()
     }
 
@@ -324,63 +333,56 @@ final class KeychainEngine: @unchecked Sendable {
         of query: ItemQuery, groups: [String]?, deleteDamaged: Bool, _ visit: (ItemRecord) throws -> Bool
     ) throws {
         guard let itemClass = query.itemClass, let schema = itemClass.schema else { return }
-        var sql = "SELECT \(KeychainDatabase.rowColumns) FROM items WHERE "
-        var binders: [(Statement, Int32) -> Void] = []
+        let (first, second) = schema.indexedNames
         var coveredByIndex = query.hostOrSubdomain == nil
+        for tag in query.attributes.keys where tag != first && tag != second && tag != "agrp" {
+            coveredByIndex = false
+        }
+        let groupFilter: [String]? = query.accessGroup.map { [$0] } ?? groups
+        if let groupFilter, groupFilter.isEmpty { return }
 
+        // The statement depends only on the shape of the query; it is prepared once per shape.
+        var shape = QueryShape(groupCount: groupFilter?.count ?? -1)
+        if let reference = query.persistentReference {
+            if case .uuid = reference.locator { shape.reference = 1 } else { shape.reference = 2 }
+        } else {
+            shape.firstName = query.attributes[first] != nil
+            shape.secondName = query.attributes[second] != nil
+            switch query.sync {
+            case .only?: shape.sync = 1
+            case .any?: shape.sync = 2
+            case nil: shape.sync = 0
+            }
+        }
+        let statement = try storage.database.cachedStatement(shape.sql, key: shape)
+        var index: Int32 = 1
         if let reference = query.persistentReference {
             switch reference.locator {
-            case .uuid(let bytes):
-                sql += "ref = ?"
-                binders.append { $0.bind(bytes, at: $1) }
-            case .rowID(let id):
-                sql += "id = ?"
-                binders.append { $0.bind(id, at: $1) }
+            case .uuid(let bytes): statement.bind(bytes, at: index)
+            case .rowID(let id): statement.bind(id, at: index)
             }
-            sql += " AND class = ?"
-            binders.append { $0.bind(itemClass.rawValue, at: $1) }
-        } else {
-            sql += "class = ?"
-            binders.append { $0.bind(itemClass.rawValue, at: $1) }
-            let (first, second) = schema.indexedNames
+            index += 1
+        }
+        statement.bind(itemClass.rawValue, at: index)
+        index += 1
+        if query.persistentReference == nil {
             if let value = query.attributes[first] {
-                let hash = nameHash(itemClass, slot: 1, value)
-                sql += " AND h1 = ?"
-                binders.append { $0.bind(hash, at: $1) }
+                statement.bind(nameHash(itemClass, slot: 1, value), at: index)
+                index += 1
             }
             if let value = query.attributes[second] {
-                let hash = nameHash(itemClass, slot: 2, value)
-                sql += " AND h2 = ?"
-                binders.append { $0.bind(hash, at: $1) }
+                statement.bind(nameHash(itemClass, slot: 2, value), at: index)
+                index += 1
             }
-            for tag in query.attributes.keys where tag != first && tag != second && tag != "agrp" {
-                coveredByIndex = false
-            }
-            switch query.sync {
-            case .only(let flag)?:
-                sql += " AND sync = ?"
-                binders.append { $0.bind(flag ? 1 : 0, at: $1) }
-            case .any?: break
-            case nil:
-                sql += " AND sync = 0"
+            if case .only(let flag)? = query.sync {
+                statement.bind(flag ? 1 : 0, at: index)
+                index += 1
             }
         }
-        let groupFilter: [String]?
-        if let explicit = query.accessGroup {
-            groupFilter = [explicit]
-        } else {
-            groupFilter = groups
+        for group in groupFilter ?? [] {
+            statement.bind(groupHash(group), at: index)
+            index += 1
         }
-        if let groupFilter {
-            if groupFilter.isEmpty { return }
-            let hashes = groupFilter.map(groupHash)
-            sql += " AND agrp IN (" + Array(repeating: "?", count: hashes.count).joined(separator: ",") + ")"
-            for hash in hashes { binders.append { $0.bind(hash, at: $1) } }
-        }
-        sql += " ORDER BY id"
-
-        let statement = try storage.database.cachedStatement(sql)
-        for (index, bind) in binders.enumerated() { bind(statement, Int32(index + 1)) }
         defer { statement.reset() }
         while try statement.step() {
             let row = KeychainDatabase.row(from: statement)
@@ -398,6 +400,37 @@ final class KeychainEngine: @unchecked Sendable {
             if let groupFilter, !groupFilter.contains(record.accessGroup) { continue }
             guard record.matches(query) else { continue }
             if try !visit(record) { return }
+        }
+    }
+
+    /// What the candidate SQL depends on.
+    private struct QueryShape: Hashable {
+        /// 0: none, 1: UUID reference, 2: rowid reference.
+        var reference = 0
+        var firstName = false
+        var secondName = false
+        /// 0: implicit sync = 0, 1: explicit value, 2: any.
+        var sync = 0
+        /// -1: every group.
+        var groupCount: Int
+
+        init(groupCount: Int) { self.groupCount = groupCount }
+
+        var sql: String {
+            var sql = "SELECT \(KeychainDatabase.rowColumns) FROM items WHERE "
+            switch reference {
+            case 1: sql += "ref = ? AND class = ?"
+            case 2: sql += "id = ? AND class = ?"
+            default:
+                sql += "class = ?"
+                if firstName { sql += " AND h1 = ?" }
+                if secondName { sql += " AND h2 = ?" }
+                if sync == 0 { sql += " AND sync = 0" } else if sync == 1 { sql += " AND sync = ?" }
+            }
+            if groupCount >= 0 {
+                sql += " AND agrp IN (" + Array(repeating: "?", count: groupCount).joined(separator: ",") + ")"
+            }
+            return sql + " ORDER BY id"
         }
     }
 
@@ -463,8 +496,7 @@ final class KeychainEngine: @unchecked Sendable {
     }
 
     private func associatedData(itemClass: String, reference: Data, primaryKey: Data, protection: String) -> Data {
-        var data = Data("keysmith.item.v1".utf8)
-        data.append(storage.keychainID)
+        var data = associatedDataPrefix
         data.append(contentsOf: itemClass.utf8)
         data.append(0)
         data.append(reference)
@@ -476,17 +508,24 @@ final class KeychainEngine: @unchecked Sendable {
     // MARK: Keyed hashes
 
     private func nameHash(_ itemClass: ItemClass, slot: UInt8, _ value: AttributeValue) -> Data {
-        var input = Data(itemClass.rawValue.utf8)
+        var input: [UInt8] = []
+        input.reserveCapacity(64)
+        input.append(contentsOf: itemClass.rawValue.utf8)
         input.append(slot)
-        input.append(value.matchBytes)
-        return input.withUnsafeBytes { Sodium.keyedHash($0, key: keys.indexKey) }
+        value.appendMatchBytes(to: &input)
+        return Sodium.keyedHash(input, key: keys.indexKey)
     }
 
+    /// Keyed hash of an access group name (memoized: a process uses few groups). Called
+    /// with the engine's lock held.
     private func groupHash(_ group: String) -> Data {
-        var input = Data("agrp".utf8)
+        if let known = groupHashes[group] { return known }
+        var input: [UInt8] = Array("agrp".utf8)
         input.append(0)
         input.append(contentsOf: group.utf8)
-        return input.withUnsafeBytes { Sodium.keyedHash($0, key: keys.indexKey) }
+        let hash = Sodium.keyedHash(input, key: keys.indexKey)
+        if groupHashes.count < 256 { groupHashes[group] = hash }
+        return hash
     }
 
     private func primaryKeyHash(_ record: ItemRecord, schema: ClassSchema) -> Data {

@@ -10,9 +10,9 @@ enum ResultBuilder {
             .filter { $0 }.count
         if asked == 0 { return nil }
         if asked == 1 {
-            if query.returnData { return record.secret.map { NSData(data: $0) } }
+            if query.returnData { return record.secret.map { SecretData($0) } }
             if query.returnAttributes { return attributeDictionary(record, includeDataOnly: false) }
-            if query.returnPersistentRef { return NSData(data: persistentReference(record)) }
+            if query.returnPersistentRef { return SecretData(persistentReference(record)) }
             return nil  // kSecReturnRef: no SecKey/SecCertificate objects here; nil for passwords as on iOS
         }
         // Several return keys: one dictionary. As on iOS, asking for the data brings the
@@ -24,10 +24,10 @@ enum ResultBuilder {
             dictionary = NSMutableDictionary()
         }
         if query.returnData, let secret = record.secret {
-            dictionary["v_Data"] = NSData(data: secret)
+            dictionary["v_Data"] = SecretData(secret)
         }
         if query.returnPersistentRef {
-            dictionary["v_PersistentRef"] = NSData(data: persistentReference(record))
+            dictionary["v_PersistentRef"] = SecretData(persistentReference(record))
         }
         if query.returnRef {
             dictionary["class"] = NSString(string: record.itemClass.rawValue)
@@ -58,7 +58,7 @@ enum ResultBuilder {
     private static func bridged(_ value: AttributeValue) -> AnyObject {
         switch value {
         case .string(let string): return NSString(string: string)
-        case .data(let data): return NSData(data: data)
+        case .data(let data): return SecretData(data)
         case .number(let number): return NSNumber(value: number)
         case .date(let seconds): return NSDate(timeIntervalSinceReferenceDate: seconds)
         case .accessControl(let protection, let flags):

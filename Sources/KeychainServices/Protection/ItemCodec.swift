@@ -72,12 +72,11 @@ enum ItemCodec {
             attributes.reserveCapacity(count)
             for _ in 0..<count {
                 let tagLength = Int(try reader.byte())
-                guard let tag = String(bytes: try reader.bytes(tagLength), encoding: .utf8) else { throw reader.damaged }
+                let tag = try reader.string(tagLength)
                 guard let type = TypeCode(rawValue: try reader.byte()) else { throw reader.damaged }
                 switch type {
                 case .string:
-                    guard let string = String(bytes: try reader.blob(), encoding: .utf8) else { throw reader.damaged }
-                    attributes[tag] = .string(string)
+                    attributes[tag] = .string(try reader.string(Int(try reader.integer(UInt32.self))))
                 case .data:
                     attributes[tag] = .data(Data(try reader.blob()))
                 case .number:
@@ -85,7 +84,7 @@ enum ItemCodec {
                 case .date:
                     attributes[tag] = .date(Double(bitPattern: try reader.integer(UInt64.self)))
                 case .accessControl:
-                    guard let protection = String(bytes: try reader.blob(), encoding: .utf8) else { throw reader.damaged }
+                    let protection = try reader.string(Int(try reader.integer(UInt32.self)))
                     attributes[tag] = .accessControl(protection: protection, flags: UInt(try reader.integer(UInt64.self)))
                 }
             }
@@ -130,6 +129,12 @@ enum ItemCodec {
             guard count >= 0, offset + count <= bytes.count else { throw damaged }
             defer { offset += count }
             return bytes[offset..<(offset + count)]
+        }
+
+        /// UTF-8 text (written by ``encode(attributes:secret:)`` from Swift strings, and
+        /// authenticated before decoding, so it is valid).
+        mutating func string(_ count: Int) throws -> String {
+            String(decoding: try bytes(count), as: UTF8.self)
         }
 
         mutating func blob() throws -> UnsafeRawBufferPointer.SubSequence {

@@ -38,6 +38,11 @@ enum Sodium {
         return out
     }
 
+    /// Keyed BLAKE2b of `input` under `key`, `indexHashLength` bytes.
+    static func keyedHash(_ input: [UInt8], key: SecretKey) -> Data {
+        input.withUnsafeBytes { keyedHash($0, key: key) }
+    }
+
     /// Seals `plaintext` with XChaCha20-Poly1305 under `key` with a fresh random nonce.
     /// - Returns: nonce and ciphertext (with its 16-byte tag).
     static func seal(

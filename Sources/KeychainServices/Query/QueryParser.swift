@@ -10,10 +10,19 @@ enum QueryParser {
     /// Parses `dictionary` for `operation`.
     /// - Throws: ``KeychainFailure`` with errSecParam, errSecNoSuchAttr or errSecNoSuchClass.
     static func parse(_ dictionary: NSDictionary, for operation: Operation) throws -> ItemQuery {
-        var query = ItemQuery()
-        let entries = try stringKeyedEntries(dictionary)
+        try parse(try stringKeyedEntries(dictionary), for: operation)
+    }
 
-        if let classValue = entries["class"] {
+    /// Parses entries already read by ``stringKeyedEntries(_:)``.
+    static func parse(_ entries: [(key: String, value: Any)], for operation: Operation) throws -> ItemQuery {
+        var query = ItemQuery()
+
+        var classValue: Any?
+        var referenceValue: Any?
+        for (key, value) in entries {
+            if key == "class" { classValue = value } else if key == "v_PersistentRef" { referenceValue = value }
+        }
+        if let classValue {
             guard let name = classValue as? String else {
                 throw KeychainFailure.param("kSecClass must be one of the kSecClass… string constants.")
             }
@@ -24,8 +33,8 @@ enum QueryParser {
             }
             query.itemClass = itemClass
         }
-        if let reference = entries["v_PersistentRef"] {
-            guard let data = reference as? Data else {
+        if let referenceValue {
+            guard let data = referenceValue as? Data else {
                 throw KeychainFailure.param("kSecValuePersistentRef must be Data.")
             }
             let parsed = try PersistentReference(data)
@@ -36,8 +45,7 @@ enum QueryParser {
             throw KeychainFailure.param("The dictionary has no kSecClass.")
         }
 
-        for key in entries.keys.sorted() where key != "class" && key != "v_PersistentRef" {
-            let value = entries[key]!
+        for (key, value) in entries where key != "class" && key != "v_PersistentRef" {
             try apply(key: key, value: value, itemClass: itemClass, to: &query, operation: operation)
         }
         return query
@@ -49,9 +57,7 @@ enum QueryParser {
     static func parseChanges(_ dictionary: NSDictionary, itemClass: ItemClass) throws -> ItemQuery {
         var changes = ItemQuery()
         changes.itemClass = itemClass
-        let entries = try stringKeyedEntries(dictionary)
-        for key in entries.keys.sorted() {
-            let value = entries[key]!
+        for (key, value) in try stringKeyedEntries(dictionary) {
             switch key {
             case "v_Data":
                 guard let data = value as? Data else {
@@ -74,10 +80,19 @@ enum QueryParser {
 
     // MARK: Keys
 
-    private static func stringKeyedEntries(_ dictionary: NSDictionary) throws -> [String: Any] {
-        var entries: [String: Any] = [:]
-        entries.reserveCapacity(dictionary.count)
-        for (key, value) in dictionary {
+    /// The dictionary's entries with string keys, sorted by key (so that errors are
+    /// deterministic), after the checks every operation shares.
+    static func stringKeyedEntries(_ dictionary: NSDictionary) throws -> [(key: String, value: Any)] {
+        var entries: [(key: String, value: Any)] = []
+        let count = dictionary.count
+        entries.reserveCapacity(count)
+        // One pass over the storage (iterating an NSDictionary looks every key up again).
+        var keys: [Any] = []
+        var values: [Any] = []
+        keys.reserveCapacity(count)
+        values.reserveCapacity(count)
+        dictionary.getObjects(&values, andKeys: &keys, count: count)
+        for (key, value) in zip(keys, values) {
             guard let name = key as? String else {
                 if key is NSNumber {
                     throw KeychainFailure(errSecNoSuchAttr, "A dictionary key is a number; keychain keys are kSec… strings.")
@@ -87,11 +102,12 @@ enum QueryParser {
             if value is NSNull {
                 throw KeychainFailure.param("The value for '\(name)' is null.")
             }
-            entries[name] = value
+            if name == "clip" {
+                throw KeychainFailure.param("'clip' (kSecAttrAppClipItem) is internal to the keychain and cannot be passed in.")
+            }
+            entries.append((name, value))
         }
-        if entries["clip"] != nil {
-            throw KeychainFailure.param("'clip' (kSecAttrAppClipItem) is internal to the keychain and cannot be passed in.")
-        }
+        entries.sort { $0.key < $1.key }
         return entries
     }
 

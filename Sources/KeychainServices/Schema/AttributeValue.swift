@@ -30,6 +30,21 @@ enum AttributeValue: Hashable, Sendable {
         }
     }
 
+    /// Appends ``matchBytes`` to `bytes` without building an intermediate `Data`.
+    func appendMatchBytes(to bytes: inout [UInt8]) {
+        switch self {
+        case .string(let string): bytes.append(contentsOf: string.utf8)
+        case .data(let data): bytes.append(contentsOf: data)
+        case .number(let number):
+            if let small = Int32(exactly: number) {
+                withUnsafeBytes(of: small.littleEndian) { bytes.append(contentsOf: $0) }
+            } else {
+                withUnsafeBytes(of: number.littleEndian) { bytes.append(contentsOf: $0) }
+            }
+        default: bytes.append(contentsOf: matchBytes)
+        }
+    }
+
     /// The Foundation object handed back to callers in attribute dictionaries.
     var object: Any {
         switch self {

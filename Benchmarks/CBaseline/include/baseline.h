@@ -1,0 +1,19 @@
+#ifndef KEYSMITH_BASELINE_H
+#define KEYSMITH_BASELINE_H
+#include <stdint.h>
+
+/// The physical limit of the keychain's read path, done by hand in C: one keyed BLAKE2b of
+/// the name, one SQLite point query on an indexed hash column (WAL, same pragmas), one
+/// XChaCha20-Poly1305 decryption of a `value_size`-byte secret.
+/// Creates a database of `item_count` rows in `path` (removed first).
+/// Returns 0 on success.
+int keysmith_baseline_prepare(const char *path, int item_count, int value_size);
+
+/// Looks up `lookups` random names among the `item_count` rows and returns the total
+/// nanoseconds spent, or -1 on failure. Opens and closes its own connection.
+int64_t keysmith_baseline_read(const char *path, int item_count, int lookups, uint32_t seed);
+
+/// Durable writes: `writes` upserts of one row each in its own transaction with
+/// synchronous=FULL (`full` != 0) or NORMAL; returns total nanoseconds or -1.
+int64_t keysmith_baseline_write(const char *path, int writes, int full, int value_size);
+#endif
