@@ -38,9 +38,13 @@ let package = Package(
             name: "Keysmith",
             dependencies: ["KeychainServices"]
         ),
+        .target(
+            name: "KeysmithCLI",
+            dependencies: ["Keysmith", "KeychainServices"]
+        ),
         .executableTarget(
             name: "keysmith",
-            dependencies: ["Keysmith", "KeychainServices"]
+            dependencies: ["KeysmithCLI"]
         ),
         .executableTarget(
             name: "keychain-workload",
@@ -67,6 +71,10 @@ let package = Package(
         .testTarget(
             name: "KeysmithTests",
             dependencies: ["Keysmith", "KeychainServices"]
+        ),
+        .testTarget(
+            name: "KeysmithCLITests",
+            dependencies: ["KeysmithCLI", "Keysmith", "KeychainServices"]
         ),
     ],
     swiftLanguageModes: [.v6]
