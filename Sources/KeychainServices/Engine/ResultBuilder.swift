@@ -46,10 +46,6 @@ enum ResultBuilder {
         let schema = record.itemClass.schema
         for (tag, value) in record.attributes {
             if !includeDataOnly, schema?.attributes[tag]?.returnedOnlyWithData == true { continue }
-            if tag == "sync", case .number(let flag) = value {
-                dictionary[tag] = NSNumber(value: flag != 0)
-                continue
-            }
             dictionary[tag] = bridged(value)
         }
         return dictionary
