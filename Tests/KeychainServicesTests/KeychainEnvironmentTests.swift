@@ -1,0 +1,73 @@
+import Foundation
+import KeychainServices
+import Testing
+
+struct KeychainEnvironmentTests {
+    @Test func directoryPrefersKeysmithHomeThenXDGThenHome() {
+        let explicit = KeychainEnvironment.fromProcessEnvironment(["KEYSMITH_HOME": "/tmp/ks", "XDG_DATA_HOME": "/x", "HOME": "/h"])
+        #expect(explicit.directory.path == "/tmp/ks")
+        let xdg = KeychainEnvironment.fromProcessEnvironment(["XDG_DATA_HOME": "/x", "HOME": "/h"])
+        #expect(xdg.directory.path == "/x/keysmith")
+        let home = KeychainEnvironment.fromProcessEnvironment(["HOME": "/h"])
+        #expect(home.directory.path == "/h/.local/share/keysmith")
+    }
+
+    @Test func accessGroupsFromVariableInOrder() {
+        let environment = KeychainEnvironment.fromProcessEnvironment(
+            ["KEYSMITH_HOME": "/tmp/ks", "KEYSMITH_ACCESS_GROUPS": " TEAM.app , TEAM.shared,,"])
+        #expect(environment.accessGroups == ["TEAM.app", "TEAM.shared"])
+    }
+
+    @Test func accessGroupsFromEntitlementsPlist() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("entitlements-\(UUID().uuidString).plist")
+        defer { try? FileManager.default.removeItem(at: url) }
+        let plist: [String: Any] = [
+            "application-identifier": "ABCDE12345.com.example.app",
+            "keychain-access-groups": ["com.apple.token", "ABCDE12345.com.example.shared"],
+        ]
+        try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0).write(to: url)
+        let environment = KeychainEnvironment.fromProcessEnvironment(["KEYSMITH_ENTITLEMENTS": url.path])
+        #expect(environment.applicationIdentifier == "ABCDE12345.com.example.app")
+        // As on iOS: entitlement groups in order, then the application identifier; the
+        // read-only token group last.
+        #expect(environment.accessGroups == ["ABCDE12345.com.example.shared", "ABCDE12345.com.example.app", "com.apple.token"])
+    }
+
+    @Test func unreadableEntitlementsGiveNoGroupsAndACleanError() throws {
+        let environment = KeychainEnvironment.fromProcessEnvironment(
+            ["KEYSMITH_HOME": "/tmp/unused", "KEYSMITH_ENTITLEMENTS": "/nonexistent/entitlements.plist"])
+        #expect(environment.accessGroups.isEmpty)
+        let keychain = TemporaryKeychain(accessGroups: [])
+        defer { keychain.remove() }
+        keychain.run {
+            #expect(SecItemAdd(genp().with(kSecValueData, Data()) as CFDictionary, nil) == errSecMissingEntitlement)
+            #expect(KeychainDiagnostics.lastFailureRecovery?.contains("KEYSMITH_ACCESS_GROUPS") == true)
+        }
+    }
+
+    @Test func zeroSetupDerivesAGroupFromTheExecutable() {
+        let environment = KeychainEnvironment.fromProcessEnvironment(["HOME": "/h"])
+        #expect(environment.accessGroups.count == 1)
+        #expect(environment.accessGroups.first?.hasPrefix("local.") == true)
+    }
+
+    @Test func scopedEnvironmentWinsInsideItsTaskOnly() async {
+        let outside = KeychainEnvironment.current
+        let scoped = KeychainEnvironment(directory: URL(fileURLWithPath: "/tmp/scoped"), accessGroups: ["g"])
+        KeychainEnvironment.withEnvironment(scoped) {
+            #expect(KeychainEnvironment.current == scoped)
+            #expect(KeychainEnvironment.directory.path == "/tmp/scoped")
+            #expect(KeychainEnvironment.accessGroups == ["g"])
+        }
+        await KeychainEnvironment.withEnvironment(scoped) {
+            await Task.yield()
+            #expect(KeychainEnvironment.current == scoped)
+        }
+        #expect(KeychainEnvironment.current == outside)
+    }
+
+    @Test func descriptionNamesDirectoryAndGroups() {
+        let environment = KeychainEnvironment(directory: URL(fileURLWithPath: "/tmp/d"), accessGroups: ["a", "b"])
+        #expect(environment.description == "KeychainEnvironment(directory: /tmp/d, accessGroups: [\"a\", \"b\"])")
+    }
+}
