@@ -385,13 +385,14 @@ final class KeychainEngine: @unchecked Sendable {
         }
         defer { statement.reset() }
         while try statement.step() {
-            let row = KeychainDatabase.row(from: statement)
             let record: ItemRecord
             do {
-                record = try open(row)
+                record = try openCurrentRow(of: statement)
             } catch let failure as KeychainFailure where failure.status == errSecDecode {
                 if deleteDamaged && coveredByIndex {
-                    let placeholder = ItemRecord(rowID: row.id, itemClass: itemClass, attributes: [:], secret: nil, reference: row.reference)
+                    let placeholder = ItemRecord(
+                        rowID: statement.int64(at: 0), itemClass: itemClass, attributes: [:], secret: nil,
+                        reference: statement.data(at: 6))
                     if try !visit(placeholder) { return }
                     continue
                 }
@@ -450,7 +451,9 @@ final class KeychainEngine: @unchecked Sendable {
         let associated = associatedData(
             itemClass: record.itemClass.rawValue, reference: record.reference, primaryKey: primaryKey,
             protection: protection.rawValue)
-        let sealed = plaintext.withUnsafeBytes { Sodium.seal($0, associatedData: associated, key: key) }
+        let sealed = plaintext.withUnsafeBytes { text in
+            associated.withUnsafeBytes { Sodium.seal(text, associatedData: $0, key: key) }
+        }
         let (first, second) = schema.indexedNames
         return SealedItem(
             row: StoredRow(
@@ -462,27 +465,36 @@ final class KeychainEngine: @unchecked Sendable {
             secondName: nameHash(record.itemClass, slot: 2, record.attributes[second] ?? .string("")))
     }
 
-    private func open(_ row: StoredRow) throws -> ItemRecord {
-        guard let itemClass = ItemClass(rawValue: row.itemClass), let protection = ProtectionClass(rawValue: row.protection)
+    /// Decrypts the row the statement is on (columns as in ``KeychainDatabase/rowColumns``),
+    /// reading the ciphertext in place.
+    private func openCurrentRow(of statement: Statement) throws -> ItemRecord {
+        guard let className = statement.string(at: 1), let itemClass = ItemClass(rawValue: className),
+            let protectionName = statement.string(at: 5), let protection = ProtectionClass(rawValue: protectionName)
         else {
             throw damaged()
         }
         let key = try keys.itemKey(for: protection)
-        let associated = associatedData(
-            itemClass: row.itemClass, reference: row.reference, primaryKey: row.primaryKeyHash,
-            protection: row.protection)
-        let opened = row.ciphertext.withUnsafeBytes { ciphertext in
-            row.nonce.withUnsafeBytes { nonce in
-                Sodium.open(ciphertext, nonce: nonce, associatedData: associated, key: key)
+        let reference = statement.data(at: 6)
+        var associated: [UInt8] = []
+        associated.reserveCapacity(associatedDataPrefix.count + 48)
+        associated.append(contentsOf: associatedDataPrefix)
+        associated.append(contentsOf: className.utf8)
+        associated.append(0)
+        associated.append(contentsOf: reference)
+        statement.withBytes(at: 2) { associated.append(contentsOf: $0) }
+        associated.append(contentsOf: protectionName.utf8)
+        let opened = statement.withBytes(at: 8) { ciphertext in
+            statement.withBytes(at: 7) { nonce in
+                associated.withUnsafeBytes { Sodium.open(ciphertext, nonce: nonce, associatedData: $0, key: key) }
             }
         }
         guard let opened else { throw damaged() }
         let decoded = try ItemCodec.decode(opened)
         let record = ItemRecord(
-            rowID: row.id, itemClass: itemClass, attributes: decoded.attributes, secret: decoded.secret,
-            reference: row.reference)
+            rowID: statement.int64(at: 0), itemClass: itemClass, attributes: decoded.attributes,
+            secret: decoded.secret, reference: reference)
         // The row's plaintext columns must agree with what was sealed.
-        guard record.synchronizable == row.synchronizable, record.protection.rawValue == row.protection else {
+        guard record.synchronizable == (statement.int64(at: 4) != 0), record.protection == protection else {
             throw damaged()
         }
         return record

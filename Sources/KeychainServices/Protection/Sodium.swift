@@ -46,23 +46,21 @@ enum Sodium {
     /// Seals `plaintext` with XChaCha20-Poly1305 under `key` with a fresh random nonce.
     /// - Returns: nonce and ciphertext (with its 16-byte tag).
     static func seal(
-        _ plaintext: UnsafeRawBufferPointer, associatedData: Data, key: SecretKey
+        _ plaintext: UnsafeRawBufferPointer, associatedData ad: UnsafeRawBufferPointer, key: SecretKey
     ) -> (nonce: Data, ciphertext: Data) {
         let nonce = randomBytes(nonceLength)
         var ciphertext = Data(count: plaintext.count + tagLength)
         var written: UInt64 = 0
         ciphertext.withUnsafeMutableBytes { out in
-            associatedData.withUnsafeBytes { ad in
-                nonce.withUnsafeBytes { n in
-                    key.withUnsafeBytes { k in
-                        _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
-                            out.baseAddress!.assumingMemoryBound(to: UInt8.self), &written,
-                            plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
-                            ad.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(ad.count),
-                            nil,
-                            n.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                            k.baseAddress!.assumingMemoryBound(to: UInt8.self))
-                    }
+            nonce.withUnsafeBytes { n in
+                key.withUnsafeBytes { k in
+                    _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+                        out.baseAddress!.assumingMemoryBound(to: UInt8.self), &written,
+                        plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
+                        ad.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(ad.count),
+                        nil,
+                        n.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                        k.baseAddress!.assumingMemoryBound(to: UInt8.self))
                 }
             }
         }
@@ -73,22 +71,20 @@ enum Sodium {
     /// - Returns: the plaintext, or `nil` when the tag does not verify (wrong key, edited
     ///   bytes, or ciphertext moved to another row).
     static func open(
-        _ ciphertext: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, associatedData: Data,
+        _ ciphertext: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, associatedData ad: UnsafeRawBufferPointer,
         key: SecretKey
     ) -> SecretBuffer? {
         guard ciphertext.count >= tagLength, nonce.count == nonceLength else { return nil }
         let plaintext = SecretBuffer(count: ciphertext.count - tagLength)
         var written: UInt64 = 0
         let code = plaintext.withUnsafeMutableBytes { out in
-            associatedData.withUnsafeBytes { ad in
-                key.withUnsafeBytes { k in
-                    crypto_aead_xchacha20poly1305_ietf_decrypt(
-                        out.baseAddress?.assumingMemoryBound(to: UInt8.self), &written, nil,
-                        ciphertext.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(ciphertext.count),
-                        ad.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(ad.count),
-                        nonce.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                        k.baseAddress!.assumingMemoryBound(to: UInt8.self))
-                }
+            key.withUnsafeBytes { k in
+                crypto_aead_xchacha20poly1305_ietf_decrypt(
+                    out.baseAddress?.assumingMemoryBound(to: UInt8.self), &written, nil,
+                    ciphertext.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(ciphertext.count),
+                    ad.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(ad.count),
+                    nonce.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                    k.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
         }
         return code == 0 ? plaintext : nil

@@ -152,14 +152,6 @@ final class KeychainDatabase {
 
     static let rowColumns = "id, class, pk, agrp, sync, pdmn, ref, nonce, ciphertext"
 
-    static func row(from statement: Statement) -> StoredRow {
-        StoredRow(
-            id: statement.int64(at: 0), itemClass: statement.string(at: 1) ?? "",
-            primaryKeyHash: statement.data(at: 2), accessGroupHash: statement.data(at: 3),
-            synchronizable: statement.int64(at: 4) != 0, protection: statement.string(at: 5) ?? "",
-            reference: statement.data(at: 6), nonce: statement.data(at: 7), ciphertext: statement.data(at: 8))
-    }
-
     /// Inserts a row; a primary-key collision throws errSecDuplicateItem.
     func insert(_ row: StoredRow, firstName: Data, secondName: Data) throws -> Int64 {
         let statement = try database.cachedStatement(
