@@ -171,7 +171,8 @@ struct Entitlements {
     var accessGroups: [String] = []
     var applicationIdentifier: String?
 
-    /// Reads `keychain-access-groups` and `application-identifier` from a plist; a missing
+    /// Reads `keychain-access-groups`, `application-identifier` and
+    /// `com.apple.security.application-groups` from a plist, in Apple's order; a missing
     /// or unreadable file gives no groups (every keychain call then reports
     /// `errSecMissingEntitlement`, which names the cause).
     init(contentsOf url: URL) {
@@ -183,6 +184,9 @@ struct Entitlements {
         var groups = (dictionary["keychain-access-groups"] as? [String]) ?? []
         if let applicationIdentifier, !groups.contains(applicationIdentifier) {
             groups.append(applicationIdentifier)
+        }
+        for group in (dictionary["com.apple.security.application-groups"] as? [String]) ?? [] where !groups.contains(group) {
+            groups.append(group)
         }
         // As on iOS, the read-only token group goes last.
         if let index = groups.firstIndex(of: "com.apple.token") {

@@ -82,15 +82,18 @@ private func perform(
         let groups = AccessGroups(environment.accessGroups)
         let entries = try QueryParser.stringKeyedEntries(dictionary)
         guard !groups.all.isEmpty else { throw AccessGroups.none }
-        if operation == .update || operation == .delete,
-            let group = entries.first(where: { $0.key == "agrp" })?.value as? String, !groups.canWrite(group)
+        let isWrite = operation != .copyMatching
+        // Update and delete check an explicit group before anything else (Apple's order);
+        // the group may be given as a string or as its UTF-8 bytes.
+        if operation == .update || operation == .delete, let value = entries.first(where: { $0.key == "agrp" })?.value,
+            let group = value as? String ?? (value as? Data).flatMap({ String(data: $0, encoding: .utf8) }),
+            !groups.canWrite(group)
         {
             throw AccessGroups.missing(group, write: true)
         }
         let query = try QueryParser.parse(entries, for: operation)
-        if operation == .add || operation == .copyMatching, let group = query.accessGroup {
-            let allowed = operation == .add ? groups.canWrite(group) : groups.canRead(group)
-            if !allowed { throw AccessGroups.missing(group, write: operation == .add) }
+        if let group = query.accessGroup, !(isWrite ? groups.canWrite(group) : groups.canRead(group)) {
+            throw AccessGroups.missing(group, write: isWrite)
         }
         let engine = try KeychainEngine.engine(for: environment.directory)
         try body(query, groups, engine)

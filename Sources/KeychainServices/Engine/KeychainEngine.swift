@@ -134,7 +134,9 @@ final class KeychainEngine: @unchecked Sendable {
             attributes["pdmn"] = .string(control.protection)
             attributes["accc"] = .accessControl(protection: control.protection, flags: control.flags.rawValue)
         } else if attributes["pdmn"] == nil {
-            attributes["pdmn"] = .string(itemClass == .certificate ? "dk" : "ak")
+            // Apple's defaults: ak; dk for certificates; dku for the push service's group.
+            let inferred = group == "com.apple.apsd" ? "dku" : itemClass == .certificate ? "dk" : "ak"
+            attributes["pdmn"] = .string(inferred)
         }
         let synchronizable: Bool
         if case .only(let flag)? = query.sync { synchronizable = flag } else { synchronizable = false }

@@ -190,14 +190,12 @@ enum QueryParser {
         case "u_OpPrompt", "u_CallerName":
             query.operationPrompt = value as? String
         case "u_AuthUI":
-            guard let name = value as? String else {
-                throw KeychainFailure.param("kSecUseAuthenticationUI must be one of the kSecUseAuthenticationUI… constants.")
-            }
-            switch name {
-            case "u_AuthUIA": query.authenticationUI = .allow
-            case "u_AuthUIF": query.authenticationUI = .fail
-            case "u_AuthUIS": query.authenticationUI = .skip
-            default: throw KeychainFailure.param("'\(name)' is not a kSecUseAuthenticationUI… value.")
+            // As Apple's client does: only Skip reaches the keychain (and is checked there);
+            // Fail changes how authentication is handled; every other value is dropped.
+            switch value as? String {
+            case "u_AuthUIS"?: query.authenticationUI = .skip
+            case "u_AuthUIF"?: query.authenticationUI = .fail
+            default: query.authenticationUI = .allow
             }
         case "u_NoAuthUI":
             if let flag = value as? Bool, flag { query.authenticationUI = .fail }
