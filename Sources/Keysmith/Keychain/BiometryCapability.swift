@@ -1,0 +1,100 @@
+import Foundation
+import KeychainServices
+#if canImport(LocalAuthentication)
+import LocalAuthentication
+#endif
+
+/// Whether biometry (Face ID, Touch ID, Optic ID, or a later Linux authenticator) can be
+/// used for access-controlled items right now, and why not.
+///
+/// ``SecureStore`` checks this before a biometric-protected write, so that a device
+/// without biometry (a simulator, a Mac without Touch ID, Linux today) gets the app's plain
+/// accessibility instead of an item that prompts in a loop or can never be read.
+///
+/// - Note: On Apple platforms the check is `LAContext.canEvaluatePolicy` with
+///   `.deviceOwnerAuthenticationWithBiometrics`; the simulator always reports unavailable
+///   (seed 004: biometric items on the simulator fall back to passcode prompts on every
+///   read). On Linux there is no biometric authenticator yet, so the check reports
+///   unavailable.
+public struct BiometryCapability: Sendable {
+    /// The result of a check.
+    public enum Availability: Sendable, Hashable, CustomStringConvertible {
+        /// Biometry is available and enrolled.
+        case available
+        /// Biometry cannot be used; the reason says why (no hardware, nothing enrolled,
+        /// locked out, simulator, platform without an authenticator).
+        case unavailable(reason: String)
+
+        /// Whether biometry can be used.
+        public var isAvailable: Bool {
+            if case .available = self { return true }
+            return false
+        }
+
+        /// `available`, or `unavailable: <reason>`.
+        public var description: String {
+            switch self {
+            case .available: return "available"
+            case .unavailable(let reason): return "unavailable: \(reason)"
+            }
+        }
+    }
+
+    private let check: @Sendable () -> Availability
+
+    /// A capability answered by `check` (for tests, or an app's own rules).
+    /// - Parameter check: Called for every biometric-protected write.
+    public init(_ check: @escaping @Sendable () -> Availability) {
+        self.check = check
+    }
+
+    /// A capability that always gives `availability` (for tests).
+    /// - Parameter availability: The fixed answer.
+    /// - Returns: The capability.
+    public static func fixed(_ availability: Availability) -> BiometryCapability {
+        BiometryCapability { availability }
+    }
+
+    /// The system's answer: `LAContext.canEvaluatePolicy` on Apple platforms (unavailable
+    /// on the simulator); unavailable on Linux until an authenticator exists.
+    public static let system = BiometryCapability { systemAvailability() }
+
+    /// Asks whether biometry can be used now.
+    /// - Returns: The availability.
+    public func availability() -> Availability { check() }
+}
+
+#if canImport(LocalAuthentication)
+private func systemAvailability() -> BiometryCapability.Availability {
+    #if targetEnvironment(simulator)
+    return .unavailable(reason: "the simulator has no biometric hardware; items would prompt for a passcode on every read")
+    #else
+    let context = LAContext()
+    var error: NSError?
+    if context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: &error) {
+        return .available
+    }
+    return .unavailable(reason: error?.localizedDescription ?? "biometry cannot be evaluated on this device")
+    #endif
+}
+
+/// The query attributes that carry an authentication prompt: an `LAContext` whose
+/// `localizedReason` is the prompt.
+func authenticationAttributes(prompt: String?) -> [String: Any] {
+    guard let prompt else { return [:] }
+    let context = LAContext()
+    context.localizedReason = prompt
+    return [kSecUseAuthenticationContext as String: context]
+}
+#else
+private func systemAvailability() -> BiometryCapability.Availability {
+    .unavailable(reason: "no biometric authenticator is available on this platform")
+}
+
+/// The query attributes that carry an authentication prompt (`kSecUseOperationPrompt`,
+/// which the Linux keychain passes to its authenticator).
+func authenticationAttributes(prompt: String?) -> [String: Any] {
+    guard let prompt else { return [:] }
+    return [kSecUseOperationPrompt as String: prompt]
+}
+#endif

@@ -1,0 +1,302 @@
+import Foundation
+import KeychainServices
+
+/// The secure-store facade of seed 004: business code stores and reads values by key and
+/// namespace, and the store takes care of services, serialization, size limits, error
+/// codes, biometric fallback, migrations and logging.
+///
+/// ```swift
+/// let store = try SecureStore(servicePrefix: "com.example.app.store")
+/// try store.set("access_token", token, in: "auth")
+/// let token = try store.get("access_token", as: String.self, in: "auth")   // nil when absent
+/// try store.set("profile", profile, in: .account(userID))                  // any Encodable
+/// try store.resetNamespace("auth")                                          // sign out
+/// ```
+///
+/// Three layers (seed 004, 2.3): a ``SecureStoreProvider`` does atomic set/get/remove of
+/// bytes (``KeychainStoreProvider`` on ``KeychainStore``); this store does namespaces,
+/// serialization (``ValueCoding``), error mapping to ``SecureStoreError`` codes and safe
+/// fallbacks; business code calls `set`, `get`, `remove`.
+///
+/// - Namespaces: each ``Namespace`` lives in its own keychain service,
+///   `<servicePrefix>.<namespace>`; per-account data goes in ``Namespace/account(_:)``.
+/// - Values: any `Encodable`; strings are stored raw; `nil` is rejected (call ``remove(_:in:)``);
+///   values longer than ``Configuration/sizeLimit`` characters once serialized are rejected
+///   with ``SecureStoreError/Code/limitExceeded``.
+/// - A missing item is `nil`, not an error, and is never reported as a failure.
+/// - Platform differences (biometry, the simulator, Linux) are handled inside; the API is
+///   the same everywhere.
+///
+/// - Note: `SecureStore` is an immutable `Sendable` value; use one from any thread. Every
+///   method throws ``SecureStoreError`` (typed throws), which never contains a value.
+public struct SecureStore: Sendable {
+    /// The settings of a store.
+    public struct Configuration: Sendable {
+        /// The prefix of every service, reverse-DNS, for example `com.example.app.store`.
+        public var servicePrefix: String
+        /// The accessibility of items (default ``Accessibility/afterFirstUnlockThisDeviceOnly``,
+        /// so that background refreshes can read tokens; seed 004, 6.3).
+        public var accessibility: Accessibility
+        /// The access group shared with extensions or other apps, or `nil`.
+        public var accessGroup: String?
+        /// The largest serialized value, in characters (default 2,048, seed 004, 3.2).
+        public var sizeLimit: Int
+        /// The accessibility of biometric-protected items (default
+        /// ``Accessibility/whenUnlockedThisDeviceOnly``: they prompt, so they are read in the
+        /// foreground).
+        public var biometricAccessibility: Accessibility
+        /// How to tell whether biometry can be used (default ``BiometryCapability/system``).
+        public var biometry: BiometryCapability
+        /// The logging hook, or `nil`.
+        public var logger: SecureStoreLogger?
+        /// A test hook that makes chosen keychain calls fail, or `nil`.
+        public var errorInjection: ErrorInjection?
+
+        /// Creates a configuration.
+        /// - Parameters:
+        ///   - servicePrefix: The prefix of every service, for example `com.example.app.store`.
+        ///   - accessibility: The accessibility of items.
+        ///   - accessGroup: The access group, or `nil`.
+        ///   - sizeLimit: The largest serialized value, in characters.
+        ///   - biometricAccessibility: The accessibility of biometric-protected items.
+        ///   - biometry: How to tell whether biometry can be used.
+        ///   - logger: The logging hook, or `nil`.
+        ///   - errorInjection: A test hook, or `nil`.
+        public init(
+            servicePrefix: String, accessibility: Accessibility = .afterFirstUnlockThisDeviceOnly,
+            accessGroup: String? = nil, sizeLimit: Int = 2048,
+            biometricAccessibility: Accessibility = .whenUnlockedThisDeviceOnly,
+            biometry: BiometryCapability = .system, logger: SecureStoreLogger? = nil,
+            errorInjection: ErrorInjection? = nil
+        ) {
+            self.servicePrefix = servicePrefix
+            self.accessibility = accessibility
+            self.accessGroup = accessGroup
+            self.sizeLimit = sizeLimit
+            self.biometricAccessibility = biometricAccessibility
+            self.biometry = biometry
+            self.logger = logger
+            self.errorInjection = errorInjection
+        }
+    }
+
+    /// The store's settings.
+    public let configuration: Configuration
+    /// The layer that stores bytes.
+    public let provider: any SecureStoreProvider
+
+    /// Creates a store on the keychain.
+    /// - Parameters:
+    ///   - servicePrefix: The prefix of every service, reverse-DNS, for example
+    ///     `com.example.app.store`.
+    ///   - accessibility: The accessibility of items (default
+    ///     ``Accessibility/afterFirstUnlockThisDeviceOnly``).
+    ///   - accessGroup: The access group shared with extensions, or `nil`.
+    ///   - sizeLimit: The largest serialized value in characters (default 2,048).
+    ///   - logger: The logging hook, or `nil`.
+    /// - Throws: ``SecureStoreError`` with code ``SecureStoreError/Code/invalidValue`` for an
+    ///   empty prefix or a size limit below 1.
+    public init(
+        servicePrefix: String, accessibility: Accessibility = .afterFirstUnlockThisDeviceOnly,
+        accessGroup: String? = nil, sizeLimit: Int = 2048, logger: SecureStoreLogger? = nil
+    ) throws(SecureStoreError) {
+        try self.init(
+            configuration: Configuration(
+                servicePrefix: servicePrefix, accessibility: accessibility, accessGroup: accessGroup,
+                sizeLimit: sizeLimit, logger: logger))
+    }
+
+    /// Creates a store from a configuration, on the keychain or on another provider.
+    /// - Parameters:
+    ///   - configuration: The settings.
+    ///   - provider: The byte layer, or `nil` for a ``KeychainStoreProvider`` built from
+    ///     `configuration`.
+    /// - Throws: ``SecureStoreError`` with code ``SecureStoreError/Code/invalidValue`` for an
+    ///   empty prefix or a size limit below 1.
+    public init(configuration: Configuration, provider: (any SecureStoreProvider)? = nil) throws(SecureStoreError) {
+        let prefix = configuration.servicePrefix
+        guard !prefix.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, !prefix.hasSuffix(".") else {
+            throw SecureStoreError(
+                .invalidValue,
+                message: "The service prefix '\(prefix)' is not usable: give a reverse-DNS name without a trailing dot, "
+                    + "for example \"com.example.app.store\".")
+        }
+        guard configuration.sizeLimit >= 1 else {
+            throw SecureStoreError(.invalidValue, message: "The size limit must be at least 1; got \(configuration.sizeLimit).")
+        }
+        self.configuration = configuration
+        self.provider =
+            provider
+            ?? KeychainStoreProvider(
+                accessGroup: configuration.accessGroup, accessibility: configuration.accessibility,
+                errorInjection: configuration.errorInjection)
+    }
+
+    /// The keychain service of a namespace: `<servicePrefix>.<namespace>`.
+    /// - Parameter namespace: The namespace.
+    /// - Returns: The service name.
+    public func service(for namespace: Namespace) -> String {
+        "\(configuration.servicePrefix).\(namespace.name)"
+    }
+
+    // MARK: - API
+
+    /// Stores `value` under `key` in `namespace`, replacing any previous value.
+    ///
+    /// - Parameters:
+    ///   - key: The key, for example `access_token`; must not be empty.
+    ///   - value: Any `Encodable`; strings are stored raw, other values as JSON.
+    ///   - namespace: The namespace (default ``Namespace/default``).
+    /// - Throws: ``SecureStoreError``: ``SecureStoreError/Code/invalidValue`` for `nil` (call
+    ///   ``remove(_:in:)`` instead) or an unencodable value,
+    ///   ``SecureStoreError/Code/limitExceeded`` when the serialized value is longer than
+    ///   the size limit (the message names the key, its size and the limit),
+    ///   ``SecureStoreError/Code/interactionNotAllowed`` on a locked device, and the other
+    ///   keychain codes.
+    /// - Note: On failure the previous value stays in place.
+    public func set<Value: Encodable>(_ key: String, _ value: Value, in namespace: Namespace = .default) throws(SecureStoreError) {
+        try logged(.set, key: key, namespace: namespace) { () throws(SecureStoreError) in
+            let data = try ValueCoding.encode(value, key: key, namespace: namespace.name, sizeLimit: configuration.sizeLimit)
+            try keychain(key: key, namespace: namespace) { () throws(KeychainError) in
+                try provider.setItem(data, key: key, service: service(for: namespace), protection: .standard)
+            }
+            return .success
+        }
+    }
+
+    /// The value under `key` in `namespace`, decoded as `type`.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - type: The type to read (a `String` returns the stored text as it is).
+    ///   - namespace: The namespace (default ``Namespace/default``).
+    ///   - prompt: The reason shown if the item is biometric-protected, or `nil`.
+    /// - Returns: The value, or `nil` when there is none (`ITEM_NOT_FOUND` is a normal branch).
+    /// - Throws: ``SecureStoreError``: ``SecureStoreError/Code/decodingFailed`` when the data
+    ///   is not a `type`, ``SecureStoreError/Code/userCanceled`` /
+    ///   ``SecureStoreError/Code/authFailed`` for biometric items,
+    ///   ``SecureStoreError/Code/interactionNotAllowed`` on a locked device.
+    public func get<Value: Decodable>(
+        _ key: String, as type: Value.Type = Value.self, in namespace: Namespace = .default, prompt: String? = nil
+    ) throws(SecureStoreError) -> Value? {
+        var found: Value?
+        try logged(.get, key: key, namespace: namespace) { () throws(SecureStoreError) in
+            let data = try keychain(key: key, namespace: namespace) { () throws(KeychainError) in
+                try provider.getItem(key: key, service: service(for: namespace), prompt: prompt)
+            }
+            guard let data else { return .notFound }
+            found = try ValueCoding.decode(type, from: data, key: key, namespace: namespace.name)
+            return .success
+        }
+        return found
+    }
+
+    /// Whether a value exists under `key` in `namespace`. Never prompts.
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - namespace: The namespace (default ``Namespace/default``).
+    /// - Returns: Whether it exists.
+    /// - Throws: ``SecureStoreError`` (not for a missing item).
+    public func contains(_ key: String, in namespace: Namespace = .default) throws(SecureStoreError) -> Bool {
+        var exists = false
+        try logged(.contains, key: key, namespace: namespace) { () throws(SecureStoreError) in
+            exists = try keychain(key: key, namespace: namespace) { () throws(KeychainError) in
+                try provider.containsItem(key: key, service: service(for: namespace))
+            }
+            return exists ? .success : .notFound
+        }
+        return exists
+    }
+
+    /// Removes the value under `key` in `namespace`; removing a missing value succeeds.
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - namespace: The namespace (default ``Namespace/default``).
+    /// - Throws: ``SecureStoreError`` (not for a missing item).
+    public func remove(_ key: String, in namespace: Namespace = .default) throws(SecureStoreError) {
+        try logged(.remove, key: key, namespace: namespace) { () throws(SecureStoreError) in
+            try keychain(key: key, namespace: namespace) { () throws(KeychainError) in
+                try provider.removeItem(key: key, service: service(for: namespace))
+            }
+            return .success
+        }
+    }
+
+    /// The keys stored in `namespace`, sorted.
+    /// - Parameter namespace: The namespace (default ``Namespace/default``).
+    /// - Returns: The keys; empty when there are none.
+    /// - Throws: ``SecureStoreError``.
+    public func keys(in namespace: Namespace = .default) throws(SecureStoreError) -> [String] {
+        var keys: [String] = []
+        try logged(.keys, key: nil, namespace: namespace) { () throws(SecureStoreError) in
+            keys = try keychain(key: nil, namespace: namespace) { () throws(KeychainError) in
+                try provider.keys(service: service(for: namespace))
+            }
+            return .success
+        }
+        return keys
+    }
+
+    /// Removes every value of `namespace`, and nothing else (seed 004, 3.1: a namespace
+    /// reset instead of a "clear all" that would delete other modules' data).
+    /// - Parameter namespace: The namespace, for example `auth` on sign-out.
+    /// - Throws: ``SecureStoreError``.
+    public func resetNamespace(_ namespace: Namespace) throws(SecureStoreError) {
+        try logged(.resetNamespace, key: nil, namespace: namespace) { () throws(SecureStoreError) in
+            try keychain(key: nil, namespace: namespace) { () throws(KeychainError) in
+                try provider.removeAll(service: service(for: namespace))
+            }
+            return .success
+        }
+    }
+
+    /// The namespaces that hold at least one value.
+    /// - Returns: The namespaces, sorted.
+    /// - Throws: ``SecureStoreError``.
+    public func namespaces() throws(SecureStoreError) -> [Namespace] {
+        let prefix = configuration.servicePrefix + "."
+        do {
+            return try provider.services(withPrefix: prefix).map { Namespace(String($0.dropFirst(prefix.count))) }
+                .filter { !$0.name.isEmpty }
+        } catch {
+            throw SecureStoreError(error, key: nil, namespace: nil)
+        }
+    }
+
+    // MARK: - Plumbing
+
+    /// Runs a keychain call, mapping its error.
+    func keychain<Result>(
+        key: String?, namespace: Namespace, _ body: () throws(KeychainError) -> Result
+    ) throws(SecureStoreError) -> Result {
+        do {
+            return try body()
+        } catch {
+            throw SecureStoreError(error, key: key, namespace: namespace.name)
+        }
+    }
+
+    /// Validates the key and namespace, runs `body` and reports its outcome to the logger.
+    func logged(
+        _ operation: SecureStoreEvent.Operation, key: String?, namespace: Namespace,
+        _ body: () throws(SecureStoreError) -> SecureStoreEvent.Outcome
+    ) throws(SecureStoreError) {
+        do throws(SecureStoreError) {
+            if let problem = namespace.problem {
+                throw SecureStoreError(.invalidValue, message: problem, key: key, namespace: namespace.name)
+            }
+            if let key, key.isEmpty {
+                throw SecureStoreError(.invalidValue, message: "A key must not be empty.", key: key, namespace: namespace.name)
+            }
+            let outcome = try body()
+            log(operation, key: key, namespace: namespace, outcome: outcome)
+        } catch {
+            log(operation, key: key, namespace: namespace, outcome: .failure(error.code))
+            throw error
+        }
+    }
+
+    func log(_ operation: SecureStoreEvent.Operation, key: String?, namespace: Namespace, outcome: SecureStoreEvent.Outcome) {
+        configuration.logger?.log(SecureStoreEvent(operation: operation, namespace: namespace.name, key: key, outcome: outcome))
+    }
+}

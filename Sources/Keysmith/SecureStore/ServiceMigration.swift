@@ -1,0 +1,144 @@
+import Foundation
+import KeychainServices
+
+/// What a migration did, key by key.
+public struct MigrationReport: Sendable, Hashable, CustomStringConvertible {
+    /// Keys copied to the destination (and then removed from the source).
+    public var migrated: [String] = []
+    /// Keys the destination already had; the source copy was removed (an earlier run was
+    /// interrupted after writing, or the app has written a newer value since).
+    public var alreadyPresent: [String] = []
+    /// Keys that could not be migrated, with the reason; their source copy is left in place.
+    public var skipped: [String: String] = [:]
+
+    /// Creates an empty report.
+    public init() {}
+
+    /// Whether nothing was left behind.
+    public var isComplete: Bool { skipped.isEmpty }
+
+    /// For example `migrated 2, already present 1, skipped 0`.
+    public var description: String {
+        "migrated \(migrated.count), already present \(alreadyPresent.count), skipped \(skipped.count)"
+            + (skipped.isEmpty ? "" : " (\(skipped.keys.sorted().joined(separator: ", ")))")
+    }
+}
+
+/// Moves the items of one keychain store to another: a renamed service, another access
+/// group, another accessibility (seed 004, 5.4: "data lost" after a service rename is data
+/// left under the old name).
+///
+/// For each key: if the destination has it, the source copy is removed; otherwise the
+/// source value is written to the destination, read back and compared, and only then
+/// removed from the source. So the migration is idempotent (run it at every launch), and
+/// crash-safe: interrupted anywhere, the value exists in the source, the destination, or
+/// both, and the next run finishes the job.
+///
+/// ```swift
+/// let old = try KeychainStore(service: "com.example.old")
+/// let new = try KeychainStore(service: "com.example.app.auth")
+/// let report = try ServiceMigration(from: old, to: new).run()
+/// ```
+public struct ServiceMigration: Sendable {
+    /// Where items come from.
+    public let source: KeychainStore
+    /// Where items go.
+    public let destination: KeychainStore
+
+    /// Creates a migration.
+    /// - Parameters:
+    ///   - source: The old store.
+    ///   - destination: The new store.
+    public init(from source: KeychainStore, to destination: KeychainStore) {
+        self.source = source
+        self.destination = destination
+    }
+
+    /// Migrates `keys`, or every key of the source.
+    /// - Parameters:
+    ///   - keys: The keys to migrate, or `nil` for all of the source's keys.
+    ///   - progress: Called after each key with the key and what happened (for logging).
+    /// - Returns: What happened to each key.
+    /// - Throws: ``KeychainError`` from the first key that fails; that key's source copy is
+    ///   left in place, and keys before it are fully migrated.
+    /// - Note: A source and destination that select the same items (same class, service,
+    ///   group and synchronizable setting) make this a no-op.
+    @discardableResult
+    public func run(
+        keys: [String]? = nil, progress: (String, SecureStoreEvent.Outcome) -> Void = { _, _ in }
+    ) throws(KeychainError) -> MigrationReport {
+        var report = MigrationReport()
+        guard !sameItems else { return report }
+        let selected: [String]
+        if let keys { selected = keys } else { selected = try source.allKeys() }
+        for key in selected {
+            do throws(KeychainError) {
+                if try destination.contains(key) {
+                    try source.remove(key)
+                    report.alreadyPresent.append(key)
+                    progress(key, .success)
+                    continue
+                }
+                guard let data = try source.data(for: key) else {
+                    progress(key, .skipped)
+                    continue
+                }
+                try destination.set(data, for: key)
+                guard try destination.data(for: key) == data else {
+                    throw KeychainError(
+                        status: errSecDecode, operation: .copyMatching, service: destination.service, key: key,
+                        detail: "The migrated copy did not read back identical; the old item was kept.")
+                }
+                try source.remove(key)
+                report.migrated.append(key)
+                progress(key, .success)
+            } catch {
+                progress(key, .failure(SecureStoreError.Code(error.code)))
+                throw error
+            }
+        }
+        return report
+    }
+
+    private var sameItems: Bool {
+        source.itemClass == destination.itemClass && source.accessGroup == destination.accessGroup
+            && source.synchronizable == destination.synchronizable
+    }
+}
+
+extension SecureStore {
+    /// Moves the values an older version stored under another service into `namespace`
+    /// (seed 004, 5.4): read new; if missing, read old, write new, verify, then delete old.
+    ///
+    /// Idempotent and crash-safe: run it at every launch; see ``ServiceMigration``.
+    ///
+    /// - Parameters:
+    ///   - oldService: The service the old version used, for example `com.app.old`.
+    ///   - oldAccessGroup: The access group of the old items, or `nil` for any of the app's.
+    ///   - namespace: The namespace the values move to.
+    ///   - keys: The keys to move, or `nil` for all.
+    /// - Returns: What happened to each key.
+    /// - Throws: ``SecureStoreError`` from the first key that fails; its old copy stays.
+    @discardableResult
+    public func migrateService(
+        from oldService: String, oldAccessGroup: String? = nil, to namespace: Namespace = .default, keys: [String]? = nil
+    ) throws(SecureStoreError) -> MigrationReport {
+        if let problem = namespace.problem {
+            throw SecureStoreError(.invalidValue, message: problem, namespace: namespace.name)
+        }
+        do {
+            let provider = KeychainStoreProvider(
+                accessGroup: configuration.accessGroup, accessibility: configuration.accessibility,
+                errorInjection: configuration.errorInjection)
+            let source = try KeychainStore(
+                service: oldService, accessGroup: oldAccessGroup, accessibility: configuration.accessibility,
+                errorInjection: configuration.errorInjection)
+            let destination = try provider.store(for: service(for: namespace))
+            return try ServiceMigration(from: source, to: destination).run(keys: keys) { key, outcome in
+                log(.migrateService, key: key, namespace: namespace, outcome: outcome)
+            }
+        } catch {
+            throw SecureStoreError(error, key: error.key, namespace: namespace.name)
+        }
+    }
+}
