@@ -45,5 +45,10 @@ bench: deps
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product keysmith-bench
 	"$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)/keysmith-bench"
 
+## stress: the slow reliability runs (200 SIGKILLs, longer contention and fuzzing).
+stress: deps
+	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
+	KEYSMITH_STRESS=1 $(SWIFT) test --skip-build $(SWIFT_FLAGS) --filter "CrashSafety|Contention|Fuzz|FullDisk"
+
 clean:
 	rm -rf .build

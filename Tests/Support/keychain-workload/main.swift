@@ -5,6 +5,13 @@
 //   keychain-workload upsert PREFIX COUNT   update-or-add PREFIX-0..COUNT-1, read each back
 //   keychain-workload shared KEY ROUNDS     repeatedly upsert one shared item and read it
 //   keychain-workload ack-log PREFIX COUNT  add PREFIX-i, then print "ack i" (flushed)
+//   keychain-workload churn PREFIX COUNT    add PREFIX-i ("add i"); after each even i, rotate
+//                                           PREFIX-(i/2) to a second value ("upd i/2")
+//   keychain-workload model SEED COUNT      random add/update/delete/read on its own keys
+//                                           SEED-0..15, printing every acknowledged write
+//   keychain-workload fill PREFIX COUNT     add 4 KiB items until the disk (or RLIMIT_FSIZE)
+//                                           refuses; prints "refused STATUS" and exits 0
+//                                           when the refusal was a clean status
 //
 // Exit status: 0 when every operation succeeded, 1 otherwise (the failure is on stderr).
 import Foundation
@@ -45,6 +52,17 @@ func read(_ account: String) -> (OSStatus, Data?) {
     return (status, result as? Data)
 }
 
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func delete(_ account: String) -> OSStatus {
+    SecItemDelete(query(account) as CFDictionary)
+}
+
+// A file-size limit (the "disk full" test) must surface as an error status, not a signal.
+signal(SIGXFSZ, SIG_IGN)
+
 let arguments = CommandLine.arguments
 guard arguments.count == 4, let count = Int(arguments[3]) else {
     fail("usage: keychain-workload upsert|shared|ack-log NAME COUNT")
@@ -78,6 +96,58 @@ case "ack-log":
         guard status == errSecSuccess else { fail("add \(name)-\(index): status \(status)") }
         FileHandle.standardOutput.write(Data("ack \(index)\n".utf8))
     }
+case "churn":
+    for index in 0..<count {
+        let status = upsert("\(name)-\(index)", Data("v1-\(name)-\(index)".utf8))
+        guard status == errSecSuccess else { fail("churn add: status \(status)") }
+        say("add \(index)")
+        if index % 2 == 0 {
+            let rotated = index / 2
+            let status = upsert("\(name)-\(rotated)", Data("v2-\(name)-\(rotated)".utf8))
+            guard status == errSecSuccess else { fail("churn rotate: status \(status)") }
+            say("upd \(rotated)")
+        }
+    }
+case "model":
+    var state = UInt64(abs(name.hashValue) | 1) ^ 0x9E37_79B9_7F4A_7C15
+    func random(_ bound: Int) -> Int {
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return Int(state % UInt64(bound))
+    }
+    for step in 0..<count {
+        let account = "\(name)-\(random(16))"
+        switch random(4) {
+        case 0, 1:
+            let value = "\(name)-\(step)"
+            let status = upsert(account, Data(value.utf8))
+            guard status == errSecSuccess else { fail("model upsert: status \(status)") }
+            say("set \(account) \(value)")
+        case 2:
+            let status = delete(account)
+            guard status == errSecSuccess || status == errSecItemNotFound else { fail("model delete: status \(status)") }
+            say("del \(account)")
+        default:
+            let (status, _) = read(account)
+            guard status == errSecSuccess || status == errSecItemNotFound else { fail("model read: status \(status)") }
+        }
+    }
+case "fill":
+    let block = Data(repeating: 0x5A, count: 4096)
+    for index in 0..<count {
+        var add = query("\(name)-\(index)")
+        add[kSecValueData as String] = block
+        add[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlock
+        let status = SecItemAdd(add as CFDictionary, nil)
+        if status != errSecSuccess {
+            say("refused \(status)")
+            let clean = [errSecDiskFull, errSecIO, errSecNotAvailable].contains(status)
+            exit(clean ? 0 : 1)
+        }
+        say("ack \(index)")
+    }
+    say("never refused")
 default:
     fail("unknown command \(arguments[1])")
 }
