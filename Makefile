@@ -33,7 +33,8 @@ build: deps
 ## test: the whole test suite (unit, conformance, integration, fast reliability tests).
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
-	$(SWIFT) test --skip-build $(SWIFT_FLAGS)
+	@# A safety net: should any test forget its temporary keychain, it lands here, not in ~/.local.
+	home=$$(mktemp -d) && KEYSMITH_HOME=$$home $(SWIFT) test --skip-build $(SWIFT_FLAGS); status=$$?; rm -rf "$$home"; exit $$status
 
 ## demo: the main job, a walkthrough with the keysmith tool on a temporary keychain.
 demo: deps

@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "KeychainServices", targets: ["KeychainServices"]),
         .library(name: "Keysmith", targets: ["Keysmith"]),
         .executable(name: "keysmith", targets: ["keysmith"]),
+        .plugin(name: "KeysmithGeneratePlugin", targets: ["KeysmithGeneratePlugin"]),
     ],
     targets: [
         .systemLibrary(
@@ -45,6 +46,11 @@ let package = Package(
         .executableTarget(
             name: "keysmith",
             dependencies: ["KeysmithCLI"]
+        ),
+        .plugin(
+            name: "KeysmithGeneratePlugin",
+            capability: .buildTool(),
+            dependencies: ["keysmith"]
         ),
         .executableTarget(
             name: "keychain-workload",

@@ -1,0 +1,102 @@
+import Foundation
+
+/// Keys compiled into the binary by `keysmith generate`, obfuscated.
+///
+/// You do not write this type's initializer yourself: the generator (``CompiledKeyGenerator``,
+/// run by `keysmith generate` or the `KeysmithGeneratePlugin` build-tool plugin) turns a keys
+/// file into Swift source with one type per environment, each holding a
+/// `CompiledKeySource` whose values are XOR-ed with a random salt chosen at generation time:
+///
+/// ```swift
+/// let retriever = KeyRetriever(sources: [
+///     KeychainKeySource(service: "com.example.keys"),
+///     CompiledKeys.source(for: "debug")!,
+/// ])
+/// ```
+///
+/// - Important: This is **obfuscation, not secrecy**. The salt ships in the same binary
+///   as the values; anyone who has the app can recover every key (a `strings` dump will
+///   not show them, a debugger will). Use compiled keys for environment seeds and
+///   non-sensitive keys only; ``KeyPolicy`` treats this source as plaintext.
+public struct CompiledKeySource: KeySource {
+    /// One obfuscated version of one key, as written by the generator.
+    public struct Entry: Sendable {
+        /// The key name.
+        public let name: String
+        /// The key version.
+        public let version: String
+        /// A per-entry random nonce mixed into the obfuscation.
+        public let nonce: [UInt8]
+        /// The obfuscated bytes.
+        public let bytes: [UInt8]
+
+        /// Creates an entry (generated code calls this).
+        /// - Parameters:
+        ///   - name: The key name.
+        ///   - version: The key version.
+        ///   - nonce: The per-entry nonce.
+        ///   - bytes: The obfuscated bytes.
+        public init(name: String, version: String, nonce: [UInt8], bytes: [UInt8]) {
+            self.name = name
+            self.version = version
+            self.nonce = nonce
+            self.bytes = bytes
+        }
+    }
+
+    /// Always ``KeySourceKind/compiled``.
+    public var kind: KeySourceKind { .compiled }
+    /// `Compiled(<environment tag>)`.
+    public var sourceDescription: String { "Compiled(\(environmentTag))" }
+    /// The environment these keys were generated for (`debug`, `release`, ...).
+    public let environmentTag: String
+
+    private let salt: [UInt8]
+    private let entries: [String: [Entry]]
+
+    /// Creates a source from generated tables (generated code calls this).
+    /// - Parameters:
+    ///   - environmentTag: The environment the keys belong to.
+    ///   - salt: The generation-time random salt.
+    ///   - entries: The obfuscated entries.
+    public init(environmentTag: String, salt: [UInt8], entries: [Entry]) {
+        self.environmentTag = environmentTag
+        self.salt = salt
+        var table: [String: [Entry]] = [:]
+        for entry in entries { table[entry.name, default: []].append(entry) }
+        self.entries = table
+    }
+
+    /// Every version compiled in under exactly `name`, de-obfuscated.
+    /// - Parameter name: The exact key name.
+    /// - Returns: One record per version; empty when there is none.
+    public func lookup(_ name: String) -> [KeyInfo] {
+        guard let versions = entries[name] else { return [] }
+        return versions.map { entry in
+            KeyInfo(
+                identifier: name, matchedName: name, version: entry.version,
+                data: Data(CompiledKeySource.transform(entry.bytes, salt: salt, nonce: entry.nonce)),
+                source: .compiled, sourceDescription: sourceDescription,
+                location: "compiled constants (\(environmentTag)), key \"\(name)\"")
+        }
+    }
+
+    /// Every compiled key name, sorted.
+    /// - Returns: The names.
+    public func identifiers() -> [String] {
+        entries.keys.sorted()
+    }
+
+    /// XOR with a key stream made from the salt, the nonce and the position. The same call
+    /// obfuscates and de-obfuscates.
+    static func transform(_ input: [UInt8], salt: [UInt8], nonce: [UInt8]) -> [UInt8] {
+        var output = input
+        for index in output.indices {
+            var mask = UInt8(truncatingIfNeeded: index &* 167 &+ 13)
+            if !salt.isEmpty { mask ^= salt[index % salt.count] }
+            if !nonce.isEmpty { mask ^= nonce[(index &+ Int(nonce[0])) % nonce.count] }
+            output[index] ^= mask
+        }
+        return output
+    }
+}
