@@ -1,10 +1,112 @@
 import Foundation
 
 /// The entry point of the `keysmith` tool.
+///
+/// `main.swift` calls ``run(_:)``; everything else (parsing, dispatch, output, exit
+/// statuses) lives here and in the command files, so it can be tested without a process.
 public enum KeysmithCommandLine {
     /// Runs the tool with `arguments` (the first is the program name) and returns the
-    /// process exit status.
+    /// process exit status (see ``ExitCode``).
+    /// - Parameter arguments: The command line, program name first.
+    /// - Returns: The exit status.
     public static func run(_ arguments: [String]) -> Int32 {
-        0
+        run(
+            arguments, environment: ProcessInfo.processInfo.environment, output: .process(),
+            secretInput: SecretInput())
+    }
+
+    /// Runs the tool with explicit environment variables and I/O; the demo runs its steps
+    /// through here with a captured ``Output``.
+    ///
+    /// The keychain directory and access groups are put in force for this call only
+    /// (task-scoped), so nothing process-wide changes.
+    /// - Parameters:
+    ///   - arguments: The command line, program name first.
+    ///   - environment: The environment variables to honour (`KEYSMITH_HOME`, ...).
+    ///   - output: Where output goes.
+    ///   - secretInput: Where secrets are read from.
+    /// - Returns: The exit status.
+    public static func run(
+        _ arguments: [String], environment: [String: String], output: Output, secretInput: SecretInput
+    ) -> Int32 {
+        var commandName: String?
+        do throws(CommandLineError) {
+            try dispatch(
+                Array(arguments.dropFirst()), environment: environment, output: output, secretInput: secretInput,
+                commandName: &commandName)
+            output.flush()
+            return ExitCode.success.rawValue
+        } catch {
+            report(error, commandName: commandName, output: output)
+            return error.exitCode.rawValue
+        }
+    }
+
+    private static func dispatch(
+        _ words: [String], environment: [String: String], output: Output, secretInput: SecretInput,
+        commandName: inout String?
+    ) throws(CommandLineError) {
+        let globalParser = ArgumentParser(options: GlobalOptions.specs)
+        let leading: ParsedArguments
+        do {
+            leading = try globalParser.parse(words, stopAtFirstPositional: true)
+        } catch {
+            throw .usage(error.description, usageLine: HelpCommand.toolUsageLine)
+        }
+        guard let name = leading.positionals.first else {
+            if leading.contains("help") {
+                output.data(HelpCommand.overview())
+                return
+            }
+            throw .usage("no command given; 'keysmith help' lists the commands", usageLine: HelpCommand.toolUsageLine)
+        }
+        guard let command = CommandRegistry.command(named: name) else {
+            throw HelpCommand.unknownCommand(name, usageLine: HelpCommand.toolUsageLine)
+        }
+        commandName = command.name
+        let commandParser = ArgumentParser(options: command.options + GlobalOptions.specs)
+        let trailing: ParsedArguments
+        do {
+            trailing = try commandParser.parse(Array(leading.positionals.dropFirst()))
+        } catch {
+            throw .usage(error.description, usageLine: command.usageLine)
+        }
+        let arguments = ParsedArguments(occurrences: leading.occurrences).appending(trailing)
+        if arguments.contains("help") {
+            output.data(HelpCommand.commandHelp(command))
+            return
+        }
+        if arguments.positionals.count > command.positionalNames.count {
+            let extra = arguments.positionals[command.positionalNames.count]
+            throw .usage("unexpected argument '\(extra)'", usageLine: command.usageLine)
+        }
+        let settings = try GlobalSettings(arguments: arguments, environment: environment, usageLine: command.usageLine)
+        output.json = settings.json
+        output.quiet = settings.quiet
+        let invocation = CommandInvocation(
+            command: command, arguments: arguments, settings: settings, output: output, secretInput: secretInput,
+            environment: environment)
+        var failure: CommandLineError?
+        settings.withKeychain {
+            do throws(CommandLineError) {
+                try command.run(invocation)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Prints an error as `keysmith: COMMAND: what happened`, then what to do, then (for
+    /// usage errors) the usage line.
+    private static func report(_ error: CommandLineError, commandName: String?, output: Output) {
+        let prefix = commandName.map { "keysmith: \($0): " } ?? "keysmith: "
+        output.error(prefix + error.message)
+        if let recovery = error.recovery {
+            output.error("  to fix: \(recovery)")
+        }
+        if let usageLine = error.usageLine {
+            output.error(usageLine)
+        }
     }
 }

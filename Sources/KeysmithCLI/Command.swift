@@ -1,0 +1,163 @@
+import Foundation
+
+/// One `keysmith` command: its name, how it is used, its help, its options and what it does.
+///
+/// Commands are values collected in ``CommandRegistry/commands``; adding a command means
+/// declaring one more `Command` and appending it there. `keysmith help` lists exactly the
+/// registered commands, grouped by ``Group``.
+public struct Command: Sendable {
+    /// The sections of `keysmith help`, in the order they are listed.
+    public enum Group: String, Sendable, CaseIterable {
+        /// Item commands in the spirit of macOS `security`.
+        case items = "Item commands (flags as macOS security)"
+        /// Key retrieval commands (KeyRetriever).
+        case retrieval = "Key retrieval commands"
+        /// Keychain state commands.
+        case keychain = "Keychain commands"
+        /// The tool itself: demo, help.
+        case tool = "Other commands"
+    }
+
+    /// The name typed after `keysmith`, for example `find-generic-password`.
+    public let name: String
+    /// The help section the command is listed in.
+    public let group: Group
+    /// The arguments after the name, for the usage line: `-s SERVICE -a ACCOUNT [-w]`.
+    public let synopsis: String
+    /// One line for the command list.
+    public let summary: String
+    /// Paragraphs for `keysmith help COMMAND` (what it does, output, examples).
+    public let details: String
+    /// The command's own options (the global options are added by the dispatcher).
+    public let options: [OptionSpec]
+    /// The names of the positional arguments it takes, for example `["COMMAND"]`.
+    public let positionalNames: [String]
+    /// Does the work. Throws ``CommandLineError`` to fail with its exit status.
+    public let run: @Sendable (CommandInvocation) throws(CommandLineError) -> Void
+
+    /// Creates a command.
+    /// - Parameters:
+    ///   - name: The command name.
+    ///   - group: The help section.
+    ///   - synopsis: The arguments for the usage line.
+    ///   - summary: One line for the command list.
+    ///   - details: The long help.
+    ///   - options: The command's options.
+    ///   - positionalNames: The positional arguments it accepts (none by default).
+    ///   - run: The work.
+    public init(
+        name: String, group: Group, synopsis: String, summary: String, details: String, options: [OptionSpec],
+        positionalNames: [String] = [], run: @escaping @Sendable (CommandInvocation) throws(CommandLineError) -> Void
+    ) {
+        self.name = name
+        self.group = group
+        self.synopsis = synopsis
+        self.summary = summary
+        self.details = details
+        self.options = options
+        self.positionalNames = positionalNames
+        self.run = run
+    }
+
+    /// `usage: keysmith NAME SYNOPSIS`.
+    public var usageLine: String {
+        synopsis.isEmpty ? "usage: keysmith \(name)" : "usage: keysmith \(name) \(synopsis)"
+    }
+}
+
+/// Everything a running command needs: its arguments, the global settings, the output
+/// channels and the secret reader.
+public final class CommandInvocation {
+    /// The command being run.
+    public let command: Command
+    /// The parsed command line (the command's and the global options).
+    public let arguments: ParsedArguments
+    /// The global settings: keychain, access groups, `--json`, `--quiet`.
+    public let settings: GlobalSettings
+    /// Standard output and standard error.
+    public let output: Output
+    /// Reads secrets from standard input or a terminal prompt.
+    public let secretInput: SecretInput
+    /// The process environment the run was started with (the demo passes it on).
+    public let environment: [String: String]
+
+    /// Creates an invocation.
+    /// - Parameters:
+    ///   - command: The command.
+    ///   - arguments: Its parsed arguments.
+    ///   - settings: The global settings.
+    ///   - output: The output channels.
+    ///   - secretInput: The secret reader.
+    ///   - environment: The process environment.
+    public init(
+        command: Command, arguments: ParsedArguments, settings: GlobalSettings, output: Output,
+        secretInput: SecretInput, environment: [String: String]
+    ) {
+        self.command = command
+        self.arguments = arguments
+        self.settings = settings
+        self.output = output
+        self.secretInput = secretInput
+        self.environment = environment
+    }
+
+    /// A usage error for this command (exit 2, with its usage line).
+    /// - Parameter message: What is wrong with the command line.
+    /// - Returns: The error to throw.
+    public func usageError(_ message: String) -> CommandLineError {
+        .usage(message, usageLine: command.usageLine)
+    }
+
+    /// The value of an option the command cannot do without.
+    /// - Parameters:
+    ///   - name: The canonical option name.
+    ///   - spelling: How it is written, for the message (`-s SERVICE`).
+    /// - Returns: The value.
+    /// - Throws: A usage error when the option is missing or empty.
+    public func requiredValue(_ name: String, spelling: String) throws(CommandLineError) -> String {
+        guard let value = arguments.value(name), !value.isEmpty else {
+            throw usageError("\(spelling) is required")
+        }
+        return value
+    }
+}
+
+/// The list of every `keysmith` command, in help order.
+///
+/// The key retrieval commands (`resolve`, `explain`, `audit`, `rotate`, `migrate-service`,
+/// `generate`) join this list when they exist; `keysmith help` shows what is registered.
+public enum CommandRegistry {
+    /// Every command, in the order `keysmith help` lists them within their groups.
+    public static let commands: [Command] = ItemCommands.all + [DemoCommand.command, HelpCommand.command]
+
+    /// The command with this name, if there is one.
+    /// - Parameter name: The name typed on the command line.
+    /// - Returns: The command, or `nil`.
+    public static func command(named name: String) -> Command? {
+        commands.first { $0.name == name }
+    }
+
+    /// The registered command whose name is closest to `name` (a typo), if any is close.
+    /// - Parameter name: The unknown name.
+    /// - Returns: A suggestion, or `nil`.
+    public static func suggestion(for name: String) -> String? {
+        let scored = commands.map { ($0.name, editDistance(name, $0.name)) }.min { $0.1 < $1.1 }
+        guard let (candidate, distance) = scored, distance <= max(2, name.count / 4) else { return nil }
+        return candidate
+    }
+
+    private static func editDistance(_ left: String, _ right: String) -> Int {
+        let a = Array(left), b = Array(right)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}

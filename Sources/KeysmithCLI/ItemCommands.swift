@@ -1,0 +1,484 @@
+import Foundation
+import KeychainServices
+
+// The item commands, with macOS `security`'s names and flags: add, find and delete for
+// generic and internet passwords, and dump-keychain. They use only the public SecItem API
+// (SecItemAdd, SecItemCopyMatching, SecItemUpdate, SecItemDelete), as a tool on macOS or
+// iOS would; the keychain directory and access groups are put in force by the dispatcher.
+
+/// The item commands.
+public enum ItemCommands {
+    /// Every item command, in help order.
+    public static let all: [Command] = [
+        addCommand(.generic), findCommand(.generic), deleteCommand(.generic),
+        addCommand(.internet), findCommand(.internet), deleteCommand(.internet),
+        dumpCommand,
+    ]
+}
+
+// MARK: - Password kinds and their selector flags
+
+/// Generic or internet password: the class, its flags and its wording.
+enum PasswordKind: Sendable {
+    case generic, internet
+
+    var classCode: String {
+        self == .generic ? kSecClassGenericPassword as String : kSecClassInternetPassword as String
+    }
+
+    var noun: String { self == .generic ? "generic password" : "internet password" }
+    var suffix: String { self == .generic ? "generic-password" : "internet-password" }
+
+    /// `service and account` or `server and account`, for hints.
+    var subjectNames: String { self == .generic ? "service and account" : "server, protocol, port, path and account" }
+
+    /// The flags that select (and on add: describe) an item.
+    var selectorOptions: [OptionSpec] {
+        switch self {
+        case .generic:
+            return [
+                OptionSpec(name: "service", short: "s", value: .required("SERVICE"), help: "The service name (kSecAttrService)."),
+                OptionSpec(name: "account", short: "a", value: .required("ACCOUNT"), help: "The account name (kSecAttrAccount)."),
+                OptionSpec(name: "label", short: "l", value: .required("LABEL"), help: "The label (kSecAttrLabel); add uses the service when none is given."),
+                OptionSpec(name: "comment", short: "j", value: .required("COMMENT"), help: "The comment (kSecAttrComment)."),
+                OptionSpec(name: "kind", short: "D", value: .required("KIND"), help: "The kind, a description of the item (kSecAttrDescription)."),
+            ]
+        case .internet:
+            return [
+                OptionSpec(name: "server", short: "s", value: .required("SERVER"), help: "The server name (kSecAttrServer)."),
+                OptionSpec(name: "account", short: "a", value: .required("ACCOUNT"), help: "The account name (kSecAttrAccount)."),
+                OptionSpec(
+                    name: "protocol", short: "r", value: .required("PROTOCOL"),
+                    help: "The protocol (kSecAttrProtocol): a name (\(InternetProtocol.namesList)) or a four-character code such as \"htps\"."),
+                OptionSpec(name: "port", short: "P", value: .required("PORT"), help: "The port number, 0 to 65535 (kSecAttrPort)."),
+                OptionSpec(name: "path", short: "p", value: .required("PATH"), help: "The path (kSecAttrPath)."),
+                OptionSpec(name: "domain", short: "d", value: .required("DOMAIN"), help: "The security domain (kSecAttrSecurityDomain)."),
+                OptionSpec(
+                    name: "authentication-type", short: "t", value: .required("TYPE"),
+                    help: "The authentication type (kSecAttrAuthenticationType): \(AuthenticationType.namesList), or a four-character code."),
+                OptionSpec(name: "label", short: "l", value: .required("LABEL"), help: "The label (kSecAttrLabel); add uses the server when none is given."),
+                OptionSpec(name: "comment", short: "j", value: .required("COMMENT"), help: "The comment (kSecAttrComment)."),
+                OptionSpec(name: "kind", short: "D", value: .required("KIND"), help: "The kind, a description of the item (kSecAttrDescription)."),
+            ]
+        }
+    }
+
+    /// The selector part of the usage line.
+    var selectorSynopsis: String {
+        switch self {
+        case .generic: return "[-s SERVICE] [-a ACCOUNT] [-l LABEL] [-j COMMENT] [-D KIND]"
+        case .internet:
+            return "[-s SERVER] [-a ACCOUNT] [-r PROTOCOL] [-P PORT] [-p PATH] [-d DOMAIN] [-t TYPE] [-l LABEL] [-j COMMENT] [-D KIND]"
+        }
+    }
+
+    /// The primary-key attributes a new item gets when they are not given (Apple's
+    /// defaults); used to aim `-U` at exactly the item `add` collided with.
+    var primaryKeyDefaults: [String: Any] {
+        switch self {
+        case .generic: return ["svce": "", "acct": ""]
+        case .internet: return ["srvr": "", "acct": "", "ptcl": NSNumber(value: 0), "port": NSNumber(value: 0), "path": "", "sdmn": "", "atyp": ""]
+        }
+    }
+
+    /// The name of the attribute that names the item (`svce` or `srvr`) and its flag.
+    var nameOption: (name: String, tag: String) {
+        self == .generic ? ("service", "svce") : ("server", "srvr")
+    }
+}
+
+/// The attributes selected by flags, with their descriptions for messages.
+struct Selection {
+    /// Apple tag → value, ready for a query dictionary.
+    var attributes: [String: Any] = [:]
+    /// `service "api"`, `port 443`, ..., in flag order.
+    var phrases: [String] = []
+
+    /// `service "api" and account "deploy"`.
+    var description: String {
+        switch phrases.count {
+        case 0: return "any attributes"
+        case 1: return phrases[0]
+        default: return phrases.dropLast().joined(separator: ", ") + " and " + phrases.last!
+        }
+    }
+
+    /// Reads the selector flags of `kind` from the command line.
+    /// - Throws: A usage error for a protocol, port or authentication type that is not valid.
+    init(_ kind: PasswordKind, _ invocation: CommandInvocation) throws(CommandLineError) {
+        let arguments = invocation.arguments
+        func text(_ name: String, _ tag: String, _ word: String) {
+            guard let value = arguments.value(name) else { return }
+            attributes[tag] = value
+            phrases.append("\(word) \"\(value)\"")
+        }
+        switch kind {
+        case .generic:
+            text("service", "svce", "service")
+            text("account", "acct", "account")
+        case .internet:
+            text("server", "srvr", "server")
+            text("account", "acct", "account")
+            if let value = arguments.value("protocol") {
+                guard let code = InternetProtocol.code(forCommandLineFlag: value) else {
+                    throw invocation.usageError(
+                        "unknown protocol '\(value)'; use one of \(InternetProtocol.namesList), or a four-character code")
+                }
+                attributes["ptcl"] = code
+                phrases.append("protocol \(InternetProtocol.name(forCode: code) ?? code)")
+            }
+            if let value = arguments.value("port") {
+                guard let port = Int(value), (0...65535).contains(port) else {
+                    throw invocation.usageError("the port must be a number from 0 to 65535, not '\(value)'")
+                }
+                attributes["port"] = NSNumber(value: port)
+                phrases.append("port \(port)")
+            }
+            text("path", "path", "path")
+            text("domain", "sdmn", "security domain")
+            if let value = arguments.value("authentication-type") {
+                guard let code = AuthenticationType.code(forCommandLineFlag: value) else {
+                    throw invocation.usageError(
+                        "unknown authentication type '\(value)'; use one of \(AuthenticationType.namesList), or a four-character code")
+                }
+                attributes["atyp"] = code
+                phrases.append("authentication type \(AuthenticationType.name(forCode: code) ?? code)")
+            }
+        }
+        text("label", "labl", "label")
+        text("comment", "icmt", "comment")
+        text("kind", "desc", "kind")
+    }
+}
+
+// MARK: - Shared helpers
+
+extension CommandInvocation {
+    /// The context hints need.
+    func keychainContext(_ kind: PasswordKind?) -> KeychainCallContext {
+        KeychainCallContext(
+            commandName: command.name, subjectNames: kind?.subjectNames ?? "attributes",
+            deleteCommand: kind.map { "delete-\($0.suffix)" } ?? "the delete command",
+            accessGroupsDescription: settings.accessGroupsDescription, keychainDescription: settings.keychainDescription)
+    }
+
+    /// The error for a failed call.
+    func keychainError(_ outcome: KeychainCallOutcome, _ kind: PasswordKind?, notFound: String? = nil) -> CommandLineError {
+        KeychainStatusExplanation.error(for: outcome, context: keychainContext(kind), notFoundMessage: notFound)
+    }
+
+    /// A query: class, the selection, every synchronizable state, and the access group
+    /// where the system keychain needs one.
+    func baseQuery(_ kind: PasswordKind, _ selection: Selection) -> [String: Any] {
+        var query = selection.attributes
+        query[kSecClass as String] = kind.classCode
+        query[kSecAttrSynchronizable as String] = kSecAttrSynchronizableAny as String
+        if let group = settings.queryAccessGroup { query[kSecAttrAccessGroup as String] = group }
+        return query
+    }
+}
+
+/// Runs SecItemCopyMatching and returns its result and outcome.
+private func copyMatching(_ query: [String: Any]) -> (AnyObject?, KeychainCallOutcome) {
+    var result: AnyObject?
+    let outcome = KeychainCallOutcome.capture { SecItemCopyMatching(query as CFDictionary, &result) }
+    return (result, outcome)
+}
+
+// MARK: - add
+
+private func addCommand(_ kind: PasswordKind) -> Command {
+    let nameFlag = kind == .generic ? "-s SERVICE" : "-s SERVER"
+    let options = kind.selectorOptions + [
+        OptionSpec(
+            name: "password", short: "w", value: .optional("PASSWORD"),
+            help: "The secret. Put -w last (or before another option) to be prompted without echo; '-w -' reads standard input. '-w VALUE' works but prints a warning: the value lands in shell history and the process list."),
+        OptionSpec(name: "stdin", long: "stdin", help: "Read the secret from standard input (one trailing newline is removed). On a terminal, prompts without echo instead."),
+        OptionSpec(name: "update", short: "U", help: "Update the item if it already exists (its secret, and the label, comment, kind and accessibility given); without -U an existing item is an error."),
+        OptionSpec(
+            name: "accessible", long: "accessible", value: .required("CLASS"),
+            help: "When the item can be read (kSecAttrAccessible): \(Accessibility.namesList). Default: whenUnlocked."),
+        OptionSpec(name: "sync", long: "sync", help: "Mark the item synchronizable (kSecAttrSynchronizable)."),
+    ]
+    let example: String
+    switch kind {
+    case .generic:
+        example = """
+              printf '%s' "$TOKEN" | keysmith add-generic-password -s api.example.com -a deploy --stdin
+              keysmith add-generic-password -s api.example.com -a deploy -U -w
+            """
+    case .internet:
+        example = """
+              printf '%s' "$PASSWORD" | keysmith add-internet-password -s git.example.com -r https -a ci --stdin
+              keysmith add-internet-password -s db.example.com -r ldaps -P 636 -a admin -w
+            """
+    }
+    return Command(
+        name: "add-\(kind.suffix)", group: .items,
+        synopsis: "\(nameFlag) -a ACCOUNT [-w [PASSWORD] | --stdin] \(kind == .internet ? "[-r PROTOCOL] [-P PORT] [-p PATH] [-d DOMAIN] [-t TYPE] " : "")[-l LABEL] [-j COMMENT] [-D KIND] [-U] [--accessible CLASS] [--sync]",
+        summary: "Add a\(kind == .internet ? "n" : "") \(kind.noun) (update it in place with -U)",
+        details: "Stores a new \(kind.noun) in the access group that comes first (see --access-group). The secret comes from --stdin, from a prompt without echo (-w as the last argument, asked twice), or from '-w VALUE' (discouraged). Nothing secret is printed.\n\nPrints one line saying what was stored; with --json: {\"result\": \"added\" or \"updated\", \"item\": {attributes as in find-\(kind.suffix)}}.\n\nExamples:\n\n\(example)",
+        options: options
+    ) { invocation throws(CommandLineError) in
+        try runAdd(kind, invocation)
+    }
+}
+
+private func runAdd(_ kind: PasswordKind, _ invocation: CommandInvocation) throws(CommandLineError) {
+    let arguments = invocation.arguments
+    _ = try invocation.requiredValue(kind.nameOption.name, spelling: kind == .generic ? "-s SERVICE" : "-s SERVER")
+    _ = try invocation.requiredValue("account", spelling: "-a ACCOUNT")
+    let selection = try Selection(kind, invocation)
+    var accessibility: Accessibility?
+    if let value = arguments.value("accessible") {
+        guard let parsed = Accessibility(commandLineFlag: value) else {
+            throw invocation.usageError("unknown accessibility '\(value)'; use one of \(Accessibility.namesList)")
+        }
+        accessibility = parsed
+    }
+    let source: SecretSource
+    let passwordGiven = arguments.lastOccurrence(of: "password")
+    switch (passwordGiven, arguments.contains("stdin")) {
+    case (.some, true):
+        throw invocation.usageError("give the secret with -w or with --stdin, not both")
+    case (nil, false):
+        throw invocation.usageError("no secret: pipe it with --stdin, or put -w last to be prompted")
+    case (nil, true):
+        source = .standardInput
+    case (.some(let occurrence), false):
+        if let value = occurrence.value {
+            source = value == "-" ? .standardInput : .argument(value)
+        } else {
+            source = .prompt
+        }
+    }
+    let synchronizable = arguments.contains("sync")
+    let update = arguments.contains("update")
+    let settings = invocation.settings
+
+    // The query that finds the item this add would collide with.
+    var collisionQuery = kind.primaryKeyDefaults
+    for (tag, value) in selection.attributes where collisionQuery[tag] != nil { collisionQuery[tag] = value }
+    collisionQuery[kSecClass as String] = kind.classCode
+    collisionQuery[kSecAttrSynchronizable as String] = NSNumber(value: synchronizable)
+    if let group = settings.defaultAccessGroup { collisionQuery[kSecAttrAccessGroup as String] = group }
+
+    // Without -U, say so before asking anyone to type a secret that cannot be stored.
+    if !update && source == .prompt {
+        let (_, existing) = copyMatching(collisionQuery)
+        if existing.succeeded {
+            throw invocation.keychainError(
+                KeychainCallOutcome(status: errSecDuplicateItem, cause: nil, engineRecovery: nil), kind)
+        }
+    }
+
+    let secret = try invocation.secretInput.read(
+        source, promptText: "password data for new item: ", confirmText: "retype password for new item: ",
+        output: invocation.output)
+
+    var attributes = selection.attributes
+    attributes[kSecClass as String] = kind.classCode
+    if attributes["labl"] == nil { attributes["labl"] = selection.attributes[kind.nameOption.tag] }
+    attributes[kSecValueData as String] = secret
+    if let accessibility { attributes[kSecAttrAccessible as String] = accessibility.code }
+    if synchronizable { attributes[kSecAttrSynchronizable as String] = kCFBooleanTrue }
+    if let group = settings.queryAccessGroup { attributes[kSecAttrAccessGroup as String] = group }
+    attributes[kSecReturnAttributes as String] = kCFBooleanTrue
+
+    var result: AnyObject?
+    let added = KeychainCallOutcome.capture { SecItemAdd(attributes as CFDictionary, &result) }
+    var verb = "Added"
+    if !added.succeeded {
+        guard added.status == errSecDuplicateItem, update else {
+            throw invocation.keychainError(added, kind)
+        }
+        var changes: [String: Any] = [kSecValueData as String: secret]
+        for tag in ["labl", "icmt", "desc"] {
+            if let value = selection.attributes[tag] { changes[tag] = value }
+        }
+        if let accessibility { changes[kSecAttrAccessible as String] = accessibility.code }
+        let updated = KeychainCallOutcome.capture {
+            SecItemUpdate(collisionQuery as CFDictionary, changes as CFDictionary)
+        }
+        guard updated.succeeded else { throw invocation.keychainError(updated, kind) }
+        var readBack = collisionQuery
+        readBack[kSecReturnAttributes as String] = kCFBooleanTrue
+        readBack[kSecMatchLimit as String] = kSecMatchLimitOne as String
+        (result, _) = copyMatching(readBack)
+        verb = "Updated"
+    }
+    let output = invocation.output
+    if output.json {
+        var object: [String: Any] = ["result": verb.lowercased()]
+        if let dictionary = result as? NSDictionary {
+            object["item"] = ItemPresentation(dictionary, classCode: kind.classCode).jsonObject(dates: DateText())
+        }
+        output.printJSON(object)
+    } else {
+        var line = "\(verb) \(kind.noun) with \(selection.description)"
+        if let dictionary = result as? NSDictionary,
+            let group = ItemPresentation(dictionary, classCode: kind.classCode).text(kSecAttrAccessGroup as String)
+        {
+            line += " in access group \(group)"
+        }
+        output.info(line + ".")
+    }
+}
+
+// MARK: - find
+
+private func findCommand(_ kind: PasswordKind) -> Command {
+    let options = kind.selectorOptions + [
+        OptionSpec(name: "password", short: "w", help: "Print only the secret, followed by a newline, and nothing else (also with --json or --quiet)."),
+        OptionSpec(name: "show-password", short: "g", help: "Also print the secret, on standard error, as macOS security does: password: \"...\"."),
+    ]
+    let fields = kind == .generic
+        ? "class, service, account, label, kind, comment, accessGroup, accessible, synchronizable, created, modified"
+        : "class, server, protocol, port, path, securityDomain, authenticationType, account, label, kind, comment, accessGroup, accessible, synchronizable, created, modified"
+    let example = kind == .generic
+        ? "  keysmith find-generic-password -s api.example.com -a deploy\n  TOKEN=$(keysmith find-generic-password -s api.example.com -a deploy -w)"
+        : "  keysmith find-internet-password -s git.example.com -r https -a ci\n  keysmith find-internet-password -s git.example.com -a ci -w"
+    return Command(
+        name: "find-\(kind.suffix)", group: .items,
+        synopsis: "\(kind.selectorSynopsis) [-w] [-g]",
+        summary: "Find a\(kind == .internet ? "n" : "") \(kind.noun): its attributes, or the secret alone with -w",
+        details: "Finds the first \(kind.noun) that matches every flag given (in every synchronizable state, in the access groups in force). Without -w it prints the item's attributes and never the secret. Exit status 44 when nothing matches.\n\nWith --json: one object with the fields \(fields) (attributes the item does not have are left out; dates are ISO 8601 UTC).\n\nExamples:\n\n\(example)",
+        options: options
+    ) { invocation throws(CommandLineError) in
+        try runFind(kind, invocation)
+    }
+}
+
+private func runFind(_ kind: PasswordKind, _ invocation: CommandInvocation) throws(CommandLineError) {
+    let selection = try Selection(kind, invocation)
+    let printSecret = invocation.arguments.contains("password")
+    let showSecret = invocation.arguments.contains("show-password")
+    var query = invocation.baseQuery(kind, selection)
+    query[kSecMatchLimit as String] = kSecMatchLimitOne as String
+    query[kSecReturnAttributes as String] = kCFBooleanTrue
+    if printSecret || showSecret { query[kSecReturnData as String] = kCFBooleanTrue }
+    let (result, outcome) = copyMatching(query)
+    guard outcome.succeeded, let dictionary = result as? NSDictionary else {
+        throw invocation.keychainError(
+            outcome.succeeded ? KeychainCallOutcome(status: errSecItemNotFound, cause: nil, engineRecovery: nil) : outcome,
+            kind, notFound: "no \(kind.noun) with \(selection.description)")
+    }
+    let output = invocation.output
+    let secret = dictionary[kSecValueData as String] as? Data
+    if printSecret {
+        output.writeSecret(secret ?? Data())
+        return
+    }
+    let item = ItemPresentation(dictionary, classCode: kind.classCode)
+    let dates = DateText()
+    if output.json {
+        output.printJSON(item.jsonObject(dates: dates))
+    } else {
+        for line in item.table(includeClass: true, dates: dates).lines() { output.info(line) }
+    }
+    if showSecret {
+        output.error("password: " + SecretText.human(secret ?? Data()))
+    }
+}
+
+// MARK: - delete
+
+private func deleteCommand(_ kind: PasswordKind) -> Command {
+    Command(
+        name: "delete-\(kind.suffix)", group: .items,
+        synopsis: kind.selectorSynopsis,
+        summary: "Delete the \(kind.noun)s that match",
+        details: "Deletes every \(kind.noun) that matches all the flags given (at least one is required), in the access groups in force. Exit status 44 when nothing matches.\n\nWith --json: {\"deleted\": N}.\n\nExample:\n\n  keysmith delete-\(kind.suffix) -s \(kind == .generic ? "api.example.com" : "git.example.com") -a deploy",
+        options: kind.selectorOptions
+    ) { invocation throws(CommandLineError) in
+        let selection = try Selection(kind, invocation)
+        guard !selection.attributes.isEmpty else {
+            throw invocation.usageError("say which item to delete, for example with \(kind == .generic ? "-s SERVICE" : "-s SERVER") -a ACCOUNT")
+        }
+        let query = invocation.baseQuery(kind, selection)
+        var counting = query
+        counting[kSecMatchLimit as String] = kSecMatchLimitAll as String
+        counting[kSecReturnPersistentRef as String] = kCFBooleanTrue
+        let (matches, _) = copyMatching(counting)
+        let count = (matches as? NSArray)?.count ?? (matches == nil ? 0 : 1)
+        let deleted = KeychainCallOutcome.capture { SecItemDelete(query as CFDictionary) }
+        guard deleted.succeeded else {
+            throw invocation.keychainError(deleted, kind, notFound: "no \(kind.noun) with \(selection.description)")
+        }
+        let output = invocation.output
+        if output.json {
+            output.printJSON(["deleted": max(count, 1)])
+        } else {
+            let noun = count > 1 ? "\(count) \(kind.noun)s" : kind.noun
+            output.info("Deleted \(noun) with \(selection.description).")
+        }
+    }
+}
+
+// MARK: - dump-keychain
+
+private let dumpCommand = Command(
+    name: "dump-keychain", group: .items, synopsis: "[-d]",
+    summary: "List every item's attributes (and secrets, with -d)",
+    details: "Lists every item the access groups in force can read: generic and internet passwords, certificates and keys, sorted by class and name. Secrets are read and printed only with -d. A terminal shows progress for large keychains.\n\nWith --json: {\"keychain\": PATH, \"accessGroups\": [...], \"count\": N, \"items\": [objects as in find-generic-password / find-internet-password]}; with -d each item also has \"passwordBase64\" and, when the secret is UTF-8, \"password\".\n\nExamples:\n\n  keysmith dump-keychain\n  keysmith --json dump-keychain | jq '.items[].service'",
+    options: [OptionSpec(name: "data", short: "d", help: "Also print each item's secret (decrypted).")]
+) { invocation throws(CommandLineError) in
+    let includeSecrets = invocation.arguments.contains("data")
+    let output = invocation.output
+    var items: [(ItemPresentation, Data?)] = []
+    let reading = output.progress("Reading item classes", total: ItemClassName.dumpOrder.count)
+    for (index, classCode) in ItemClassName.dumpOrder.enumerated() {
+        var query: [String: Any] = [
+            kSecClass as String: classCode,
+            kSecAttrSynchronizable as String: kSecAttrSynchronizableAny as String,
+            kSecMatchLimit as String: kSecMatchLimitAll as String,
+            kSecReturnAttributes as String: kCFBooleanTrue as Any,
+        ]
+        if includeSecrets { query[kSecReturnData as String] = kCFBooleanTrue }
+        if let group = invocation.settings.queryAccessGroup { query[kSecAttrAccessGroup as String] = group }
+        let (result, outcome) = copyMatching(query)
+        reading.update(index + 1)
+        if outcome.status == errSecItemNotFound { continue }
+        guard outcome.succeeded else {
+            reading.finish()
+            throw invocation.keychainError(outcome, nil)
+        }
+        let dictionaries = (result as? [NSDictionary]) ?? (result as? NSDictionary).map { [$0] } ?? []
+        for dictionary in dictionaries {
+            let secret = includeSecrets ? dictionary[kSecValueData as String] as? Data : nil
+            items.append((ItemPresentation(dictionary, classCode: classCode), secret))
+        }
+    }
+    reading.finish()
+    items.sort { $0.0.sortKey.lexicographicallyPrecedes($1.0.sortKey) }
+
+    let dates = DateText()
+    let settings = invocation.settings
+    let formatting = output.progress("Formatting items", total: items.count)
+    defer { formatting.finish() }
+    if output.json {
+        guard !output.quiet else { return }
+        var objects: [[String: Any]] = []
+        for (index, (item, secret)) in items.enumerated() {
+            var object = item.jsonObject(dates: dates)
+            if let secret { object.merge(SecretText.jsonFields(secret)) { _, new in new } }
+            objects.append(object)
+            formatting.update(index + 1)
+        }
+        var document: [String: Any] = ["count": objects.count, "items": objects, "accessGroups": settings.accessGroups]
+        document["keychain"] = settings.keychainDirectory?.path ?? NSNull()
+        output.printJSON(document)
+        return
+    }
+    output.info("keychain: \(settings.keychainDescription)")
+    output.info("access groups: \(settings.accessGroupsDescription)")
+    output.info(items.count == 1 ? "1 item" : "\(items.count) items")
+    for (index, (item, secret)) in items.enumerated() {
+        output.info("")
+        output.info(item.className)
+        var table = item.table(includeClass: false, dates: dates)
+        if includeSecrets { table.add("password", secret.map(SecretText.human) ?? "(none)") }
+        for line in table.lines(indent: 2) { output.info(line) }
+        formatting.update(index + 1)
+    }
+}

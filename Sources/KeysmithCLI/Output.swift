@@ -1,0 +1,316 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Everything `keysmith` writes goes through `Output`: data and tables to standard output,
+// errors, warnings and progress to standard error. Nothing here ever sees a secret unless a
+// command was asked to reveal one (-w, -g, -d), and then only through `writeSecret`.
+
+/// Where text goes: a file descriptor, or a buffer (the demo and tests capture output).
+public protocol TextSink: AnyObject {
+    /// Writes bytes as they are.
+    /// - Parameter bytes: The bytes to write.
+    func write(_ bytes: [UInt8])
+    /// Whether the sink is a terminal (progress is shown only on terminals).
+    var isTerminal: Bool { get }
+}
+
+/// A sink writing to a file descriptor (1 or 2), retrying short and interrupted writes.
+public final class FileDescriptorSink: TextSink {
+    private let descriptor: Int32
+
+    /// Creates a sink for a file descriptor.
+    /// - Parameter descriptor: The descriptor, for example `STDOUT_FILENO`.
+    public init(_ descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    /// Writes every byte, retrying after `EINTR`; gives up silently on other errors (a
+    /// closed pipe must not turn into a crash).
+    public func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = systemWrite(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }
+    }
+
+    /// Whether the descriptor is a terminal (`isatty`).
+    public var isTerminal: Bool { isatty(descriptor) == 1 }
+}
+
+/// The C `write`, renamed so it does not clash with ``TextSink/write(_:)``.
+private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, bytes, count)
+}
+
+/// A sink that keeps what is written, for the demo's indented transcript.
+public final class BufferSink: TextSink {
+    /// Everything written so far.
+    public private(set) var bytes: [UInt8] = []
+    /// Always `false`: a buffer is not a terminal.
+    public var isTerminal: Bool { false }
+
+    /// Creates an empty buffer.
+    public init() {}
+
+    /// Appends bytes.
+    /// - Parameter bytes: The bytes to keep.
+    public func write(_ bytes: [UInt8]) {
+        self.bytes.append(contentsOf: bytes)
+    }
+
+    /// The text written so far (invalid UTF-8 is repaired).
+    public var text: String { String(decoding: bytes, as: UTF8.self) }
+}
+
+/// The output channels of one `keysmith` run, with the `--json` and `--quiet` settings.
+public final class Output {
+    /// Where data goes.
+    public let standardOutput: TextSink
+    /// Where errors, warnings and progress go.
+    public let standardError: TextSink
+    /// `--json`: data is printed as JSON instead of tables.
+    public var json: Bool
+    /// `--quiet`: informational output is left out (data asked for with -w still prints).
+    public var quiet: Bool
+    private var pending: [UInt8] = []
+
+    /// Creates the output channels.
+    /// - Parameters:
+    ///   - standardOutput: The sink for data.
+    ///   - standardError: The sink for errors, warnings and progress.
+    ///   - json: Whether data is printed as JSON.
+    ///   - quiet: Whether informational output is left out.
+    public init(standardOutput: TextSink, standardError: TextSink, json: Bool = false, quiet: Bool = false) {
+        self.standardOutput = standardOutput
+        self.standardError = standardError
+        self.json = json
+        self.quiet = quiet
+    }
+
+    /// The process's own standard output and standard error.
+    public static func process() -> Output {
+        Output(standardOutput: FileDescriptorSink(STDOUT_FILENO), standardError: FileDescriptorSink(STDERR_FILENO))
+    }
+
+    /// Prints one line of data on standard output (always, even with `--quiet`).
+    /// - Parameter line: The text, without the newline.
+    public func data(_ line: String) {
+        pending.append(contentsOf: Array(line.utf8))
+        pending.append(0x0A)
+        if pending.count >= 64 * 1024 { flush() }
+    }
+
+    /// Prints one informational line on standard output, unless `--quiet`.
+    /// - Parameter line: The text, without the newline.
+    public func info(_ line: String) {
+        guard !quiet else { return }
+        data(line)
+    }
+
+    /// Prints a secret the user explicitly asked for (`-w`): its exact bytes plus a newline.
+    /// - Parameter secret: The bytes.
+    public func writeSecret(_ secret: Data) {
+        pending.append(contentsOf: secret)
+        pending.append(0x0A)
+        flush()
+    }
+
+    /// Prints a JSON document on standard output (sorted keys, two-space indentation),
+    /// unless `--quiet`.
+    /// - Parameter object: A JSON-compatible tree of dictionaries, arrays, strings, numbers
+    ///   and booleans.
+    public func printJSON(_ object: Any) {
+        guard !quiet else { return }
+        data(JSONText.render(object))
+    }
+
+    /// Prints a line on standard error (flushing standard output first, so the two stay in
+    /// order on a terminal).
+    /// - Parameter line: The text, without the newline.
+    public func error(_ line: String) {
+        flush()
+        standardError.write(Array(line.utf8) + [0x0A])
+    }
+
+    /// Prints a warning on standard error: `keysmith: warning: …`.
+    /// - Parameter text: The warning.
+    public func warning(_ text: String) {
+        error("keysmith: warning: \(text)")
+    }
+
+    /// Writes everything buffered for standard output.
+    public func flush() {
+        guard !pending.isEmpty else { return }
+        standardOutput.write(pending)
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    /// A progress line for a long operation: drawn on standard error only when it is a
+    /// terminal and `--quiet` is off; otherwise every call does nothing.
+    /// - Parameters:
+    ///   - label: What is happening, for example `Reading items`.
+    ///   - total: The number of steps, if known.
+    /// - Returns: The progress line.
+    public func progress(_ label: String, total: Int? = nil) -> ProgressLine {
+        ProgressLine(label: label, total: total, sink: (standardError.isTerminal && !quiet) ? standardError : nil)
+    }
+}
+
+/// A one-line progress display on a terminal (`Reading items 1200/5000 (24%)`), first drawn
+/// when the operation has taken 0.3 s, redrawn at most ten times a second, and erased by
+/// ``finish()``.
+public final class ProgressLine {
+    private let label: String
+    private let total: Int?
+    private let sink: TextSink?
+    private let started = DispatchTime.now().uptimeNanoseconds
+    private var lastDraw: UInt64 = 0
+    private var drawn = false
+
+    /// Nothing is drawn for operations that end within this time (no flicker).
+    private static let delayBeforeFirstDraw: UInt64 = 300_000_000
+
+    init(label: String, total: Int?, sink: TextSink?) {
+        self.label = label
+        self.total = total
+        self.sink = sink
+    }
+
+    /// Whether anything is drawn at all (a terminal, not `--quiet`).
+    public var isVisible: Bool { sink != nil }
+
+    /// Reports progress.
+    /// - Parameter completed: Steps done so far.
+    public func update(_ completed: Int) {
+        draw(completed: completed, force: false)
+    }
+
+    /// Erases the line.
+    public func finish() {
+        guard let sink, drawn else { return }
+        sink.write(Array("\r\u{1B}[K".utf8))
+        drawn = false
+    }
+
+    private func draw(completed: Int, force: Bool) {
+        guard let sink else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        if now - started < Self.delayBeforeFirstDraw { return }
+        if !force && now - lastDraw < 100_000_000 { return }
+        lastDraw = now
+        var text = "\r\u{1B}[K\(label)"
+        if let total, total > 0 {
+            text += " \(completed)/\(total) (\(completed * 100 / total)%)"
+        } else {
+            text += "..."
+        }
+        sink.write(Array(text.utf8))
+        drawn = true
+    }
+}
+
+/// Aligned two-column text: `name  value` rows whose values start in one column.
+public struct KeyValueTable: Sendable {
+    /// The rows, in order.
+    public var rows: [(key: String, value: String)] = []
+
+    /// Creates an empty table.
+    public init() {}
+
+    /// Adds a row.
+    /// - Parameters:
+    ///   - key: The label.
+    ///   - value: The value.
+    public mutating func add(_ key: String, _ value: String) {
+        rows.append((key, value))
+    }
+
+    /// The table as lines: each key padded to the longest key, two spaces, the value.
+    /// - Parameter indent: Spaces before each line.
+    /// - Returns: One line per row.
+    public func lines(indent: Int = 0) -> [String] {
+        let width = rows.map(\.key.count).max() ?? 0
+        let prefix = String(repeating: " ", count: indent)
+        return rows.map { row in
+            prefix + row.key + String(repeating: " ", count: width - row.key.count + 2) + row.value
+        }
+    }
+}
+
+/// Aligned columns with a header row, for listings.
+public struct ColumnTable: Sendable {
+    /// The column titles.
+    public let headers: [String]
+    /// The rows; each has one cell per header.
+    public var rows: [[String]] = []
+
+    /// Creates a table with the given column titles.
+    /// - Parameter headers: The titles.
+    public init(headers: [String]) {
+        self.headers = headers
+    }
+
+    /// Adds a row (missing cells are blank).
+    /// - Parameter cells: The cells, left to right.
+    public mutating func add(_ cells: [String]) {
+        rows.append(cells)
+    }
+
+    /// The table as lines, columns separated by two spaces, trailing spaces removed.
+    /// - Parameter indent: Spaces before each line.
+    /// - Returns: The header line followed by one line per row.
+    public func lines(indent: Int = 0) -> [String] {
+        var widths = headers.map(\.count)
+        for row in rows {
+            for (column, cell) in row.enumerated() where column < widths.count {
+                widths[column] = max(widths[column], cell.count)
+            }
+        }
+        let prefix = String(repeating: " ", count: indent)
+        func render(_ cells: [String]) -> String {
+            var line = ""
+            for column in headers.indices {
+                let cell = column < cells.count ? cells[column] : ""
+                line += cell
+                if column < headers.count - 1 {
+                    line += String(repeating: " ", count: widths[column] - cell.count + 2)
+                }
+            }
+            while line.hasSuffix(" ") { line.removeLast() }
+            return prefix + line
+        }
+        return [render(headers)] + rows.map(render)
+    }
+}
+
+/// Stable JSON text: sorted keys, two-space indentation, `/` not escaped.
+public enum JSONText {
+    /// Renders a JSON-compatible tree.
+    /// - Parameter object: Dictionaries with string keys, arrays, strings, numbers, booleans
+    ///   and `NSNull`.
+    /// - Returns: The JSON text (without a trailing newline); `null` when the tree is not
+    ///   valid JSON (which is a programming error in the caller, never a crash).
+    public static func render(_ object: Any) -> String {
+        guard JSONSerialization.isValidJSONObject(object),
+            let data = try? JSONSerialization.data(
+                withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
+        else { return "null" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import KeysmithCLI
+import Testing
+
+/// Exit status 2 with the usage line for bad command lines, and the help texts.
+struct UsageAndHelpTests {
+    /// A bad command line and the usage line it must print.
+    struct BadUsage: CustomTestStringConvertible, Sendable {
+        let arguments: [String]
+        let usagePrefix: String
+        let message: String
+        var testDescription: String { arguments.joined(separator: " ") }
+    }
+
+    static let badUsages: [BadUsage] = [
+        BadUsage(arguments: [], usagePrefix: "usage: keysmith [--keychain", message: "no command given"),
+        BadUsage(arguments: ["fnd-generic-password"], usagePrefix: "usage: keysmith [--keychain", message: "did you mean 'find-generic-password'"),
+        BadUsage(arguments: ["--colour", "dump-keychain"], usagePrefix: "usage: keysmith [--keychain", message: "unknown option '--colour'"),
+        BadUsage(arguments: ["find-generic-password", "-x"], usagePrefix: "usage: keysmith find-generic-password", message: "unknown option '-x'"),
+        BadUsage(arguments: ["find-generic-password", "-s"], usagePrefix: "usage: keysmith find-generic-password", message: "'-s' needs a value"),
+        BadUsage(arguments: ["find-generic-password", "-s", "-a", "x"], usagePrefix: "usage: keysmith find-generic-password", message: "'-s' needs a value"),
+        BadUsage(arguments: ["find-generic-password", "extra"], usagePrefix: "usage: keysmith find-generic-password", message: "unexpected argument 'extra'"),
+        BadUsage(arguments: ["add-generic-password", "-a", "acct", "--stdin"], usagePrefix: "usage: keysmith add-generic-password", message: "-s SERVICE is required"),
+        BadUsage(arguments: ["add-generic-password", "-s", "svc", "--stdin"], usagePrefix: "usage: keysmith add-generic-password", message: "-a ACCOUNT is required"),
+        BadUsage(arguments: ["add-generic-password", "-s", "svc", "-a", "acct"], usagePrefix: "usage: keysmith add-generic-password", message: "no secret"),
+        BadUsage(arguments: ["add-generic-password", "-s", "svc", "-a", "acct", "-w", "x", "--stdin"], usagePrefix: "usage: keysmith add-generic-password", message: "not both"),
+        BadUsage(arguments: ["add-internet-password", "-s", "h", "-a", "a", "-P", "http", "--stdin"], usagePrefix: "usage: keysmith add-internet-password", message: "port must be a number"),
+        BadUsage(arguments: ["find-internet-password", "-r", "gopher"], usagePrefix: "usage: keysmith find-internet-password", message: "unknown protocol 'gopher'"),
+        BadUsage(arguments: ["delete-generic-password"], usagePrefix: "usage: keysmith delete-generic-password", message: "say which item"),
+        BadUsage(arguments: ["dump-keychain", "--json=yes"], usagePrefix: "usage: keysmith dump-keychain", message: "takes no value"),
+        BadUsage(arguments: ["help", "nonsense"], usagePrefix: "usage: keysmith help", message: "unknown command 'nonsense'"),
+        BadUsage(arguments: ["dump-keychain", "--access-group="], usagePrefix: "usage: keysmith dump-keychain", message: "--access-group needs a group name"),
+    ]
+
+    @Test(arguments: badUsages)
+    func badUsageExitsWith2AndPrintsTheUsageLine(_ row: BadUsage) throws {
+        let home = TemporaryHome()
+        let result = try keysmith(row.arguments, home: home, standardInput: "unused")
+        #expect(result.status == 2, "\(result)")
+        #expect(result.stdout.isEmpty)
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("keysmith: ") == true, "\(result)")
+        #expect(lines.first?.contains(row.message) == true, "\(result)")
+        #expect(lines.contains { $0.hasPrefix(row.usagePrefix) }, "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: home.keychain.path), "a usage error touches no keychain")
+    }
+
+    @Test func helpListsEveryCommandTheGlobalOptionsAndTheExitStatuses() throws {
+        let home = TemporaryHome()
+        let result = try keysmith(["help"], home: home, useKeychainFlag: false)
+        #expect(result.status == 0)
+        for command in CommandRegistry.commands {
+            #expect(result.stdout.contains("  \(command.name)"), "help misses \(command.name)")
+        }
+        for option in GlobalOptions.specs {
+            #expect(result.stdout.contains(option.helpSpelling), "help misses \(option.helpSpelling)")
+        }
+        for code in ExitCode.allCases {
+            #expect(result.stdout.contains("\n  \(code.rawValue) "), "help misses exit status \(code.rawValue)")
+        }
+        for variable in ["KEYSMITH_HOME", "KEYSMITH_ACCESS_GROUPS", "keysmith.cli"] {
+            #expect(result.stdout.contains(variable))
+        }
+        // Retrieval commands are listed only once they exist.
+        #expect(!result.stdout.contains("resolve") || CommandRegistry.command(named: "resolve") != nil)
+        #expect(try keysmith(["--help"], home: home).stdout == result.stdout)
+        #expect(try keysmith(["-h"], home: home).stdout == result.stdout)
+    }
+
+    @Test(arguments: CommandRegistry.commands.map(\.name))
+    func helpOfACommandDocumentsEveryFlag(_ name: String) throws {
+        let home = TemporaryHome()
+        let command = try #require(CommandRegistry.command(named: name))
+        let result = try keysmith(["help", name], home: home)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.hasPrefix(command.usageLine))
+        for option in command.options {
+            #expect(result.stdout.contains(option.helpSpelling), "\(name) help misses \(option.helpSpelling)")
+        }
+        let viaFlag = try keysmith([name, "--help"], home: home)
+        #expect(viaFlag.status == 0)
+        #expect(viaFlag.stdout == result.stdout)
+    }
+
+    @Test func optionsOfEveryCommandHaveUniqueSpellings() {
+        for command in CommandRegistry.commands {
+            let all = command.options + GlobalOptions.specs
+            let shorts = all.compactMap(\.shortName)
+            let longs = all.compactMap(\.longName)
+            #expect(Set(shorts).count == shorts.count, "\(command.name): a short option is used twice")
+            #expect(Set(longs).count == longs.count, "\(command.name): a long option is used twice")
+            #expect(all.allSatisfy { !$0.help.isEmpty }, "\(command.name): an option has no help")
+        }
+    }
+
+    @Test func globalOptionsWorkBeforeAndAfterTheCommand() throws {
+        let home = TemporaryHome()
+        let keychain = home.keychain.path
+        let before = try keysmith(["--keychain", keychain, "--json", "dump-keychain"], home: home, useKeychainFlag: false)
+        let after = try keysmith(["dump-keychain", "--json", "--keychain=\(keychain)"], home: home, useKeychainFlag: false)
+        #expect(before.status == 0)
+        #expect(before.stdout == after.stdout)
+        #expect(try before.json()["keychain"] as? String == keychain)
+    }
+
+    @Test func unwritableKeychainFailsWithExitStatus1AndAFix() throws {
+        let home = TemporaryHome()
+        let file = home.url.appendingPathComponent("not-a-directory")
+        _ = FileManager.default.createFile(atPath: file.path, contents: Data("x".utf8))
+        let result = try keysmith(
+            ["--keychain", file.path, "add-generic-password", "-s", "a", "-a", "b", "--stdin"], home: home,
+            standardInput: "never-shown", useKeychainFlag: false)
+        #expect(result.status == 1, "\(result)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 2, "\(result)")
+        #expect(lines.last?.hasPrefix("  to fix: ") == true)
+        #expect(!result.stderr.contains("never-shown"))
+    }
+}
