@@ -71,3 +71,23 @@ struct KeychainEnvironmentTests {
         #expect(environment.description == "KeychainEnvironment(directory: /tmp/d, accessGroups: [\"a\", \"b\"])")
     }
 }
+
+struct CheckOrderTests {
+    /// Apple's order (reference §3.1): `clip` first, then "no entitlements at all", then
+    /// the dictionary's own problems.
+    @Test func internalAttributeThenEntitlementsThenMalformedKeys() {
+        let malformed = NSMutableDictionary(dictionary: genp())
+        malformed[NSNumber(value: 7)] = "number key"
+        let keychain = TemporaryKeychain(accessGroups: [])
+        defer { keychain.remove() }
+        keychain.run {
+            #expect(SecItemCopyMatching(malformed, nil) == errSecMissingEntitlement)
+            let withClip = malformed.mutableCopy() as! NSMutableDictionary
+            withClip["clip"] = 1
+            #expect(SecItemCopyMatching(withClip, nil) == errSecParam)
+        }
+        TemporaryKeychain.with { _ in
+            #expect(SecItemCopyMatching(malformed, nil) == errSecNoSuchAttr)
+        }
+    }
+}

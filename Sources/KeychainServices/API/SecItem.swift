@@ -71,8 +71,8 @@ public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
 }
 
 /// The shared steps of every SecItem call, in Apple's order (reference §3.1): internal
-/// attributes, entitlements, explicit write groups, parsing, explicit read groups, then
-/// the operation.
+/// attributes (`clip`), entitlements (none at all), explicit write groups of update and
+/// delete, parsing, explicit groups of add and copy, then the operation.
 private func perform(
     _ operation: Operation, _ dictionary: NSDictionary,
     _ body: (ItemQuery, AccessGroups, KeychainEngine) throws -> Void
@@ -80,8 +80,10 @@ private func perform(
     do {
         let environment = KeychainEnvironment.current
         let groups = AccessGroups(environment.accessGroups)
-        let entries = try QueryParser.stringKeyedEntries(dictionary)
+        let (entries, problem) = QueryParser.readEntries(dictionary)
+        if entries.contains(where: { $0.key == "clip" }) { throw QueryParser.clipRefused }
         guard !groups.all.isEmpty else { throw AccessGroups.none }
+        if let problem { throw problem }
         let isWrite = operation != .copyMatching
         // Update and delete check an explicit group before anything else (Apple's order);
         // the group may be given as a string or as its UTF-8 bytes.

@@ -83,7 +83,22 @@ enum QueryParser {
     /// The dictionary's entries with string keys, sorted by key (so that errors are
     /// deterministic), after the checks every operation shares.
     static func stringKeyedEntries(_ dictionary: NSDictionary) throws -> [(key: String, value: Any)] {
+        let read = readEntries(dictionary)
+        if read.entries.contains(where: { $0.key == "clip" }) { throw clipRefused }
+        if let problem = read.problem { throw problem }
+        return read.entries
+    }
+
+    /// The failure for the internal `clip` attribute, which Apple checks before anything else.
+    static let clipRefused = KeychainFailure.param(
+        "'clip' (kSecAttrAppClipItem) is internal to the keychain and cannot be passed in.")
+
+    /// The dictionary's entries with string keys, sorted by key, and the first problem
+    /// found (a non-string key or a null value). Reading never stops early, so the caller
+    /// can apply Apple's order of checks.
+    static func readEntries(_ dictionary: NSDictionary) -> (entries: [(key: String, value: Any)], problem: KeychainFailure?) {
         var entries: [(key: String, value: Any)] = []
+        var problem: KeychainFailure?
         let count = dictionary.count
         entries.reserveCapacity(count)
         // One pass over the storage (iterating an NSDictionary looks every key up again).
@@ -94,21 +109,20 @@ enum QueryParser {
         dictionary.getObjects(&values, andKeys: &keys, count: count)
         for (key, value) in zip(keys, values) {
             guard let name = key as? String else {
-                if key is NSNumber {
-                    throw KeychainFailure(errSecNoSuchAttr, "A dictionary key is a number; keychain keys are kSec… strings.")
+                if problem == nil {
+                    problem = key is NSNumber
+                        ? KeychainFailure(errSecNoSuchAttr, "A dictionary key is a number; keychain keys are kSec… strings.")
+                        : KeychainFailure.param("A dictionary key is not a string; keychain keys are kSec… strings.")
                 }
-                throw KeychainFailure.param("A dictionary key is not a string; keychain keys are kSec… strings.")
+                continue
             }
-            if value is NSNull {
-                throw KeychainFailure.param("The value for '\(name)' is null.")
-            }
-            if name == "clip" {
-                throw KeychainFailure.param("'clip' (kSecAttrAppClipItem) is internal to the keychain and cannot be passed in.")
+            if value is NSNull, problem == nil {
+                problem = KeychainFailure.param("The value for '\(name)' is null.")
             }
             entries.append((name, value))
         }
         entries.sort { $0.key < $1.key }
-        return entries
+        return (entries, problem)
     }
 
     private static func apply(
