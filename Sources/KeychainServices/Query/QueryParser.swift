@@ -34,7 +34,7 @@ enum QueryParser {
             query.itemClass = itemClass
         }
         if let referenceValue {
-            guard let data = referenceValue as? Data else {
+            guard let data = bytes(referenceValue) else {
                 throw KeychainFailure.param("kSecValuePersistentRef must be Data.")
             }
             let parsed = try PersistentReference(data)
@@ -60,7 +60,7 @@ enum QueryParser {
         for (key, value) in try stringKeyedEntries(dictionary) {
             switch key {
             case "v_Data":
-                guard let data = value as? Data else {
+                guard let data = bytes(value) else {
                     throw KeychainFailure.param("kSecValueData must be Data (a String is not accepted; encode it as UTF-8).")
                 }
                 changes.valueData = data
@@ -101,12 +101,14 @@ enum QueryParser {
         var problem: KeychainFailure?
         let count = dictionary.count
         entries.reserveCapacity(count)
-        // One pass over the storage (iterating an NSDictionary looks every key up again).
-        var keys: [Any] = []
-        var values: [Any] = []
-        keys.reserveCapacity(count)
-        values.reserveCapacity(count)
-        dictionary.getObjects(&values, andKeys: &keys, count: count)
+        // allKeys and allValues list the storage in the same order and leave the values as
+        // Foundation objects: iterating (or getObjects) would look every key up again and
+        // bridge every value, an NSData byte by byte.
+        let keys = dictionary.allKeys
+        let values = dictionary.allValues
+        guard keys.count == values.count else {
+            return ([], KeychainFailure.param("The dictionary changed while it was being read."))
+        }
         for (key, value) in zip(keys, values) {
             guard let name = key as? String else {
                 if problem == nil {
@@ -159,7 +161,7 @@ enum QueryParser {
                 case "m_LimitAll": query.limit = .many(nil)
                 default: throw KeychainFailure.param("kSecMatchLimit must be kSecMatchLimitOne, kSecMatchLimitAll or a number.")
                 }
-            } else if let number = value as? NSNumber, type(of: value) != Bool.self {
+            } else if let number = value as? NSNumber, !isBoolean(value) {
                 let count = number.intValue
                 if count == 1 {
                     query.limit = .one
@@ -186,7 +188,7 @@ enum QueryParser {
     }
 
     private static func applyReturn(_ key: String, value: Any, to query: inout ItemQuery) throws {
-        guard type(of: value) == Bool.self, let flag = value as? Bool else {
+        guard isBoolean(value), let flag = boolean(value) else {
             throw KeychainFailure.param("The value of '\(key)' must be a boolean (true or kCFBooleanTrue).")
         }
         switch key {
@@ -212,7 +214,7 @@ enum QueryParser {
             default: query.authenticationUI = .allow
             }
         case "u_NoAuthUI":
-            if let flag = value as? Bool, flag { query.authenticationUI = .fail }
+            if boolean(value) == true { query.authenticationUI = .fail }
         case "u_AuthCtx": query.hasAuthenticationContext = true
         case "u_CredRef": query.hasCredentialReference = true
         case "u_UserIndependentKeychain", "u_Tomb", "u_SystemKeychain", "u_SystemKeychainAlways",
@@ -229,7 +231,7 @@ enum QueryParser {
     private static func applyValue(_ key: String, value: Any, to query: inout ItemQuery) throws {
         switch key {
         case "v_Data":
-            guard let data = value as? Data else {
+            guard let data = bytes(value) else {
                 throw KeychainFailure.param("kSecValueData must be Data (a String is not accepted; encode it as UTF-8).")
             }
             query.valueData = data
@@ -273,7 +275,7 @@ enum QueryParser {
     }
 
     private static func coerceBoolean(_ value: Any) -> Bool? {
-        if type(of: value) == Bool.self { return value as? Bool }
+        if isBoolean(value) { return boolean(value) }
         if let number = value as? NSNumber { return number.int64Value != 0 }
         if let string = value as? String, let number = Int64(string) { return number != 0 }
         return nil
@@ -283,7 +285,7 @@ enum QueryParser {
         switch kind {
         case .blob:
             if let string = value as? String { return .string(string) }
-            if let data = value as? Data { return .data(data) }
+            if let data = bytes(value) { return .data(data) }
             if let number = integer(value) { return .number(number) }
             throw KeychainFailure.param("The value of '\(tag)' must be a string, Data or a number.")
         case .number:
@@ -298,10 +300,10 @@ enum QueryParser {
             throw KeychainFailure.param("The value of '\(tag)' must be a Date.")
         case .string:
             if let string = value as? String { return .string(string) }
-            if let data = value as? Data, let string = String(data: data, encoding: .utf8) { return .string(string) }
+            if let data = bytes(value), let string = String(data: data, encoding: .utf8) { return .string(string) }
             throw KeychainFailure.param("The value of '\(tag)' must be a string.")
         case .data:
-            if let data = value as? Data { return .data(data) }
+            if let data = bytes(value) { return .data(data) }
             if let string = value as? String { return .data(Data(string.utf8)) }
             if let number = integer(value) { return .data(AttributeValue.number(number).matchBytes) }
             throw KeychainFailure.param("The value of '\(tag)' must be Data.")
@@ -316,9 +318,34 @@ enum QueryParser {
         }
     }
 
+    /// The class Foundation uses for boolean numbers (`kCFBooleanTrue`, a bridged `Bool`).
+    private static let booleanClass: AnyClass = type(of: NSNumber(value: true) as AnyObject)
+
+    /// Whether `value` is a boolean (`true`, `kCFBooleanTrue`), not just any number.
+    static func isBoolean(_ value: Any) -> Bool {
+        if type(of: value) == Bool.self { return true }
+        guard value is NSNumber else { return false }
+        return type(of: value as AnyObject) == booleanClass
+    }
+
+    /// The truth value of a boolean or number.
+    static func boolean(_ value: Any) -> Bool? {
+        if let flag = value as? Bool { return flag }
+        return (value as? NSNumber)?.boolValue
+    }
+
+    /// The bytes of a `Data`/`NSData` value, copied in one go (Foundation on Linux bridges
+    /// an `NSData` to `Data` byte by byte).
+    static func bytes(_ value: Any) -> Data? {
+        if let data = value as? NSData {
+            return data.length == 0 ? Data() : Data(bytes: data.bytes, count: data.length)
+        }
+        return value as? Data
+    }
+
     /// An integer from a number or boolean (a non-integral number is refused).
     private static func integer(_ value: Any) -> Int64? {
-        if type(of: value) == Bool.self, let flag = value as? Bool { return flag ? 1 : 0 }
+        if isBoolean(value), let flag = boolean(value) { return flag ? 1 : 0 }
         guard let number = value as? NSNumber else { return nil }
         let double = number.doubleValue
         let integer = number.int64Value
