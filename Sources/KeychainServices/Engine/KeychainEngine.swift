@@ -17,6 +17,8 @@ final class KeychainEngine: @unchecked Sendable {
     /// `"keysmith.item.v1" ‖ keychain-id`, the start of every item's associated data.
     private let associatedDataPrefix: Data
     private var groupHashes: [String: Data] = [:]
+    /// Prepared searches by the shape of their query (used with the lock held).
+    private var searchStatements: [QueryShape: Statement] = [:]
 
     /// Opens (creating on first use) the keychain in `directory`.
     /// - Throws: ``KeychainFailure`` naming the file and the fix.
@@ -356,7 +358,14 @@ final class KeychainEngine: @unchecked Sendable {
             case nil: shape.sync = 0
             }
         }
-        let statement = try storage.database.cachedStatement(shape.sql, key: shape)
+        let statement: Statement
+        if let prepared = searchStatements[shape] {
+            prepared.reset()
+            statement = prepared
+        } else {
+            statement = try Statement(database: storage.database, sql: shape.sql)
+            searchStatements[shape] = statement
+        }
         var index: Int32 = 1
         if let reference = query.persistentReference {
             switch reference.locator {

@@ -10,7 +10,6 @@ final class Database {
     /// Where the database lives.
     let path: String
     private var statementCache: [String: Statement] = [:]
-    private var shapedStatements: [AnyHashable: Statement] = [:]
 
     /// Opens (creating when asked) the database at `path`.
     /// - Throws: ``DatabaseError`` when SQLite cannot open the file.
@@ -31,7 +30,6 @@ final class Database {
 
     deinit {
         statementCache.removeAll()
-        shapedStatements.removeAll()
         sqlite3_close_v2(handle)
     }
 
@@ -61,19 +59,6 @@ final class Database {
         }
         let statement = try Statement(database: self, sql: sql)
         statementCache[sql] = statement
-        return statement
-    }
-
-    /// A prepared statement for `sql`, found by a small `key` that determines the SQL
-    /// (cheaper to hash than the SQL text on hot paths).
-    func cachedStatement<Key: Hashable>(_ sql: @autoclosure () -> String, key: Key) throws -> Statement {
-        let wrapped = AnyHashable(key)
-        if let statement = shapedStatements[wrapped] {
-            statement.reset()
-            return statement
-        }
-        let statement = try Statement(database: self, sql: sql())
-        shapedStatements[wrapped] = statement
         return statement
     }
 
