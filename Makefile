@@ -3,6 +3,9 @@ SWIFT ?= swift
 SWIFT_FLAGS ?=
 APT_PACKAGES := libsqlite3-dev libsodium-dev pkg-config
 BREW_PACKAGES := sqlite libsodium pkg-config
+# bench only: libsecret (headers for .build/secret-bench, secret-tool) and gnome-keyring with
+# dbus-run-session, to compare with; `make test` does not need them.
+BENCH_APT_PACKAGES := $(APT_PACKAGES) gcc libsecret-1-dev libsecret-tools gnome-keyring dbus-daemon
 SUDO := $(shell [ "$$(id -u)" = "0" ] && echo "" || echo "sudo")
 
 .PHONY: all deps build test demo bench stress clean
@@ -42,9 +45,19 @@ demo: deps
 	"$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/keysmith" demo
 
 ## bench: release-build benchmarks; prints the table and writes docs/BENCHMARKS.md.
-bench: deps
+## Also builds the keysmith CLI (whole-process benchmark) and .build/secret-bench, the C
+## program that measures libsecret and gnome-keyring (the package never links libsecret).
+bench:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_APT_PACKAGES)"
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product keysmith-bench
-	"$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)/keysmith-bench"
+	$(SWIFT) build -c release $(SWIFT_FLAGS) --product keysmith \
+		|| { rm -f "$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)/keysmith"; \
+		     echo "keysmith CLI did not build: its process benchmark will say so"; }
+	@mkdir -p .build
+	gcc -O2 -Wall -o .build/secret-bench Benchmarks/libsecret/secret-bench.c $$(pkg-config --cflags --libs libsecret-1 libgcrypt) \
+		|| { rm -f .build/secret-bench; echo "secret-bench did not build: the libsecret rows will say so"; }
+	SECRET_BENCH="$(CURDIR)/.build/secret-bench" \
+		"$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)/keysmith-bench" --write-docs docs/BENCHMARKS.md
 
 ## stress: the slow reliability runs (200 SIGKILLs, longer contention and fuzzing).
 stress: deps

@@ -11,7 +11,7 @@ struct KeychainReadBenchmark {
     let lookupsPerRound = 2_000
     let secretSize = 200
 
-    func run() -> (rows: [BenchmarkRow], keychainNs: Double, baselineNs: Double) {
+    func run() -> (rows: [BenchmarkRow], keychainNs: Double, baselineNs: Double, appStyleNs: Double) {
         let directory = temporaryDirectory("read-\(itemCount)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let environment = KeychainEnvironment(directory: directory, accessGroups: ["com.keysmith.bench"])
@@ -92,7 +92,7 @@ struct KeychainReadBenchmark {
                 name: "  same, app-style (Swift dictionary bridged per call)", value: formatDuration(appStyle),
                 baseline: "C limit " + formatDuration(baseline), ratio: formatRatio(appStyle / baseline), target: "(info)"),
         ]
-        return (rows, prebuilt, baseline)
+        return (rows, prebuilt, baseline, appStyle)
     }
 }
 

@@ -124,11 +124,13 @@ public final class CommandInvocation {
 
 /// The list of every `keysmith` command, in help order.
 ///
-/// The key retrieval commands (`resolve`, `explain`, `audit`, `rotate`, `migrate-service`,
-/// `generate`) join this list when they exist; `keysmith help` shows what is registered.
+/// The item commands (``ItemCommands``), the key retrieval commands (`resolve`, `explain`,
+/// `audit`, `rotate`, `migrate-service`, `generate`: ``RetrievalCommands``), `demo` and
+/// `help`; `keysmith help` shows what is registered.
 public enum CommandRegistry {
     /// Every command, in the order `keysmith help` lists them within their groups.
-    public static let commands: [Command] = ItemCommands.all + [DemoCommand.command, HelpCommand.command]
+    public static let commands: [Command] =
+        ItemCommands.all + RetrievalCommands.all + [DemoCommand.command, HelpCommand.command]
 
     /// The command with this name, if there is one.
     /// - Parameter name: The name typed on the command line.

@@ -12,6 +12,9 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case usage = 2
     /// The item (or key) was not found; the same status macOS `security` uses.
     case itemNotFound = 44
+    /// The key retrieval policy refused to serve a key: a key marked sensitive
+    /// (`--sensitive`) was found first in a plaintext source (config file, environment).
+    case policyRefused = 45
 
     /// One line for the exit-status table of `keysmith help`.
     var helpLine: String {
@@ -19,7 +22,9 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
         case .success: return "success"
         case .failure: return "failure (the keychain refused, input could not be read, ...)"
         case .usage: return "bad usage: unknown command or option, missing value (the usage line is printed)"
-        case .itemNotFound: return "the item was not found (as macOS security)"
+        case .itemNotFound: return "the item was not found (as macOS security), or no source holds the key"
+        case .policyRefused:
+            return "refused: a key marked --sensitive was found first in a plaintext source (resolve, explain)"
         }
     }
 }

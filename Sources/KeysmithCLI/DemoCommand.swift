@@ -8,28 +8,44 @@ import Musl
 import Darwin
 #endif
 
-// `keysmith demo`: a short, readable walkthrough of the item commands on a fresh temporary
-// keychain. Each step prints the command as a person would type it, runs it through the
-// real dispatcher (same parsing, same SecItem calls), and shows its output and exit status.
-// The demo's secret is fed on a simulated standard input and is never printed.
+// `keysmith demo`: two short, readable walkthroughs on a fresh temporary keychain. The
+// default is seed 000's Project X (ProjectXDemo.swift): a key found first in a config file,
+// then in the keychain, the two control groups, a rotation with a minimum version, and the
+// audit. `demo --items` walks through the item commands. Each step prints the command as a
+// person would type it, runs it through the real dispatcher (same parsing, same SecItem
+// calls), and shows its output and exit status. Secrets are never printed.
 
 /// The `demo` command.
 public enum DemoCommand {
     /// The demo command.
     public static let command = Command(
         name: "demo", group: .tool, synopsis: "[--items]",
-        summary: "Walk through the item commands on a temporary keychain",
-        details: "Stores a generic password, finds it (attributes only), updates it with -U, finds it again to show the modification date move, deletes it, and finds it once more to show exit status 44. Every step prints the command, its output and its exit status; the secret is never printed.\n\nThe demo uses a new temporary keychain that is removed at the end, or the keychain given with --keychain (then only its own demo item is touched).",
+        summary: "Walk through seed 000's Project X on a temporary keychain (--items: the item commands)",
+        details: "Without options: the Project X walkthrough of seed 000, section 4. A Keys.plist is written to a "
+            + "temporary directory; api_key is found first in that config file (version builtin), then stored in "
+            + "the keychain and found there (the keychain wins); the seed's two control groups (keychain only; "
+            + "keychain and plist) both answer from the keychain; a rotation to 2024.07.01 keeps the old version, "
+            + "resolve --min-version serves the new one and resolve --version the old one; the audit shows every "
+            + "copy. Keys are never printed.\n\n"
+            + "With --items: stores a generic password, finds it (attributes only), updates it with -U, finds it "
+            + "again to show the modification date move, deletes it, and finds it once more to show exit status 44.\n\n"
+            + "Every step prints the command, its output and its exit status. The demo uses a new temporary keychain "
+            + "that is removed at the end, or the keychain given with --keychain (then only the demo's own items are "
+            + "touched, and removed at the end).",
         options: [
-            OptionSpec(name: "items", long: "items", help: "The walkthrough of the item commands (the default)."),
+            OptionSpec(name: "items", long: "items", help: "The walkthrough of the item commands instead of Project X."),
         ]
     ) { invocation throws(CommandLineError) in
-        try ItemWalkthrough(invocation).run()
+        if invocation.arguments.contains("items") {
+            try ItemWalkthrough(invocation).run()
+        } else {
+            try ProjectXWalkthrough(invocation).run()
+        }
     }
 }
 
 /// The item-command walkthrough.
-private struct ItemWalkthrough {
+struct ItemWalkthrough {
     static let service = "demo.keysmith.example"
     static let account = "alice"
 
@@ -158,14 +174,14 @@ private struct ItemWalkthrough {
     }
 
     /// 24 random letters and digits.
-    private static func randomSecret() -> String {
+    static func randomSecret() -> String {
         let alphabet = Array("abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789")
         var generator = SystemRandomNumberGenerator()
         return String((0..<24).map { _ in alphabet[Int(generator.next(upperBound: UInt64(alphabet.count)))] })
     }
 
     /// A new directory, readable only by its owner (mkdtemp).
-    private static func makeTemporaryDirectory() throws(CommandLineError) -> String {
+    static func makeTemporaryDirectory() throws(CommandLineError) -> String {
         let base = FileManager.default.temporaryDirectory.path
         var template = Array("\(base)/keysmith-demo-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { buffer in mkdtemp(buffer.baseAddress!) }
@@ -179,7 +195,7 @@ private struct ItemWalkthrough {
 }
 
 /// Runs demo steps through the real dispatcher with captured output.
-private struct StepRunner {
+struct StepRunner {
     let environment: [String: String]
     let output: Output
 

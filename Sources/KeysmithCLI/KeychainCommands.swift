@@ -21,7 +21,7 @@ public enum GlobalOptions {
         OptionSpec(long: "json", help: "Print data as JSON (sorted keys; fields listed in each command's help)."),
         OptionSpec(
             long: "quiet",
-            help: "Print nothing on standard output except what a reveal flag (-w) asked for; the exit status "
+            help: "Print nothing on standard output except what a reveal flag (-w, --reveal) asked for; the exit status "
                 + "tells the outcome. Errors and warnings still go to standard error."),
         OptionSpec(name: "help", short: "h", long: "help", help: "Show the help of the command and exit."),
     ]
@@ -199,7 +199,8 @@ public enum HelpCommand {
         lines.append("Secrets:")
         lines.append(contentsOf: TextWrap.wrap(
             "A secret is printed only when a flag asks for it: -w (find: the secret alone on standard "
-                + "output), -g (find: the secret on standard error, as macOS security) and -d (dump-keychain). "
+                + "output), -g (find: the secret on standard error, as macOS security), -d (dump-keychain) and "
+                + "--reveal (resolve). "
                 + "To store a secret, pipe it with --stdin, or put -w last to be prompted without echo; "
                 + "'-w VALUE' works but warns, because the value lands in shell history and the process list.",
             indent: 2))

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 
-/// `keysmith demo` on a temporary keychain, and on one given with --keychain.
+/// `keysmith demo --items` on a temporary keychain, and both demos on one given with
+/// --keychain. (The default demo, Project X, is covered by ProjectXDemoTests.)
 struct DemoTests {
     @Test func demoWalksThroughEveryStepOnATemporaryKeychainAndRemovesIt() throws {
         let home = TemporaryHome()
-        let result = try keysmith(["demo"], home: home, useKeychainFlag: false)
+        let result = try keysmith(["demo", "--items"], home: home, useKeychainFlag: false)
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.isEmpty, "\(result)")
         let transcript = result.stdout

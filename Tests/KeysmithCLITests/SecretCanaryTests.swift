@@ -42,10 +42,54 @@ struct SecretCanaryTests {
         try run(["find-internet-password", "-s", "canary.example", "-r", "ssh"])
         try run(["find-generic-password", "-s"])
         try run(["dump-keychain", "--bogus"])
-        // Help and the demo (on its own temporary keychain).
+        // The retrieval commands: the canary is a key in the keychain (stored by rotate), in a
+        // config file and in the environment.
+        try run(["rotate", "canary_key", "--stdin", "--version", "2024.06.01"], standardInput: canary)
+        let keys = home.url.appendingPathComponent("Keys.json")
+        try Data(#"{"canary_key": {"value": "\#(Data(canary.utf8).base64EncodedString())", "version": "2024.05.01"}, "file_only": "\#(canary)"}"#.utf8)
+            .write(to: keys)
+        let sources = ["--config", keys.path, "--env-prefix", "CANARY"]
+        let environment = ["CANARY_ENV_ONLY": canary, "CANARY_CANARY_KEY": canary]
+        func runWithEnvironment(_ arguments: [String]) throws {
+            runs.append((arguments.joined(separator: " "), try keysmith(arguments, home: home, environment: environment)))
+        }
+        for mode in [[], ["--json"], ["--quiet"]] {
+            try runWithEnvironment(["resolve", "canary_key"] + sources + mode)
+            try runWithEnvironment(["resolve", "file_only"] + sources + mode)
+            try runWithEnvironment(["resolve", "env_only"] + sources + mode)
+            try runWithEnvironment(["resolve", "canaryKey", "--version", "2024.05.01"] + sources + mode)
+            try runWithEnvironment(["explain", "canary_key"] + sources + mode)
+            try runWithEnvironment(["explain", "file_only", "--min-version", "1"] + sources + mode)
+            try runWithEnvironment(["audit"] + sources + mode)
+            try runWithEnvironment(["audit", "--sensitive", "file_only"] + sources + mode)
+        }
+        // Failures: not found, refused by policy, a bad version request.
+        try runWithEnvironment(["resolve", "nothing"] + sources)
+        try runWithEnvironment(["resolve", "file_only", "--sensitive", "file_only"] + sources)
+        try runWithEnvironment(["explain", "env_only", "--sensitive", "env_only"] + sources)
+        try runWithEnvironment(["resolve", "canary_key", "--min-version", "2030"] + sources)
+        try run(["rotate", "canary_key", "--stdin", "--version", "2024.06.01"], standardInput: canary)
+        try run(["rotate", "canary_key", "--generate", "16", "--version", "2024.07.01", "--json"])
+        try run(["rotate", "canary_key", "--stdin", "--version", "2024.08.01", "--service", "other.keys", "--json"], standardInput: canary)
+        // migrate-service, twice, of a service that holds the canary.
+        try storeGenericPassword(canary, service: "canary.old", account: "bird", home: home)
+        try run(["migrate-service", "canary.old", "canary.new"])
+        try run(["migrate-service", "canary.old", "canary.new", "--json"])
+        try storeGenericPassword(canary, service: "canary.old", account: "bird", home: home)
+        try storeGenericPassword("different", service: "canary.clash", account: "bird", home: home)
+        try run(["migrate-service", "canary.old", "canary.clash"])
+        // generate, from a keys file and from the environment.
+        let keysFile = home.url.appendingPathComponent("Keys.keysmith.json")
+        try Data(#"{"debug": {"canary": "\#(canary)"}}"#.utf8).write(to: keysFile)
+        let generated = home.url.appendingPathComponent("Generated.swift").path
+        try run(["generate", "--input", keysFile.path, "--output", generated])
+        try runWithEnvironment(["generate", "--from-environment", "CANARY", "--tag", "ci", "--output", generated, "--json"])
+        try run(["generate", "--input", keys.path, "--output", generated])
+        // Help and both demos (each on its own temporary keychain).
         try run(["help"])
         for command in CommandRegistry.commands { try run(["help", command.name]) }
         try run(["demo"])
+        try run(["demo", "--items"])
         // Deleting prints what was deleted, never the secret.
         try run(["delete-generic-password", "-s", "second"])
 
@@ -63,6 +107,9 @@ struct SecretCanaryTests {
         #expect(shown.stderr.contains(canary) && !shown.stdout.contains(canary))
         let dumped = try keysmith(["dump-keychain", "-d"], home: home)
         #expect(dumped.stdout.contains(canary))
+        let resolved = try keysmith(["resolve", "canary_key", "--version", "2024.06.01", "--reveal", "--quiet"], home: home)
+        #expect(resolved.stdout == canary + "\n")
+        #expect(!(try String(contentsOfFile: generated, encoding: .utf8)).contains(canary))
 
         // Deleting the canary prints nothing secret either.
         let deleted = try keysmith(["delete-generic-password"] + generic, home: home)

@@ -1,0 +1,125 @@
+// A whole process, as a shell script pays it: `keysmith find-generic-password -s S -a A -w`
+// (the CLI built next to keysmith-bench) against `secret-tool lookup service S account A`
+// under the gnome-keyring session that secret-bench keeps up meanwhile, and /bin/true as
+// the floor of starting any process. The three are interleaved run by run; each figure is
+// the median wall time (spawn to exit) of its runs.
+import Foundation
+import KeychainServices
+
+struct ProcessBenchmark {
+    let runs: Int
+    /// Items in the Keysmith keychain (the same number as in the gnome-keyring it is
+    /// compared with).
+    let itemCount: Int
+    /// The gnome-keyring session (from secret-bench's hold line), if there is one.
+    let session: SecretBenchLine?
+
+    private static let service = "com.keysmith.bench"
+    private static let group = "com.keysmith.bench"
+
+    func run() -> [BenchmarkRow] {
+        let name = "keysmith find-generic-password -w process"
+        guard let keysmith = helperProgram(variable: "KEYSMITH_CLI", name: "keysmith") else {
+            return [skippedRow(name, "keysmith CLI not built (run make bench)")]
+        }
+        let directory = temporaryDirectory("process")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        progress("process benchmark: a keychain of \(itemCount) items for the keysmith CLI")
+        let environment = KeychainEnvironment(directory: directory, accessGroups: [Self.group])
+        let secret = String(repeating: "k", count: 200)
+        KeychainEnvironment.withEnvironment(environment) {
+            for index in 0..<max(itemCount, 1) {
+                let item: [String: Any] = [
+                    kSecClass as String: kSecClassGenericPassword,
+                    kSecAttrService as String: Self.service,
+                    kSecAttrAccount as String: "account-\(index)",
+                    kSecValueData as String: Data(secret.utf8),
+                ]
+                let status = SecItemAdd(item as CFDictionary, nil)
+                precondition(status == errSecSuccess, "populate failed: \(status)")
+            }
+        }
+        let inherited = ProcessInfo.processInfo.environment
+        var keysmithEnvironment: [String: String] = [
+            "KEYSMITH_HOME": directory.path, "KEYSMITH_ACCESS_GROUPS": Self.group,
+            "PATH": inherited["PATH"] ?? "/usr/bin:/bin",
+        ]
+        if let home = inherited["HOME"] { keysmithEnvironment["HOME"] = home }
+        let keysmithArguments = ["find-generic-password", "-s", Self.service, "-a", "account-0", "-w"]
+
+        // Check that the command exists and answers before timing it.
+        guard let check = runCapturing(keysmith, keysmithArguments, environment: keysmithEnvironment) else {
+            return [skippedRow(name, "keysmith CLI could not be started")]
+        }
+        guard check.status == 0, check.output.trimmingCharacters(in: .newlines) == secret else {
+            let reason = check.errorOutput.split(separator: "\n").first.map(String.init) ?? "no message"
+            return [skippedRow(name, "skipped: the CLI's find-generic-password -w is not ready (exit \(check.status): \(reason))")]
+        }
+
+        var tools: [(label: String, path: String, arguments: [String], environment: [String: String])] = [
+            ("keysmith", keysmith, keysmithArguments, keysmithEnvironment)
+        ]
+        var secretToolProblem: String?
+        if let session, let bus = session.fields["bus"], !bus.isEmpty {
+            if let secretTool = findInPath("secret-tool") {
+                let arguments = [
+                    "lookup", "service", session.fields["service"] ?? Self.service, "account",
+                    session.fields["account"] ?? "account-0",
+                ]
+                let environment = ["DBUS_SESSION_BUS_ADDRESS": bus, "PATH": keysmithEnvironment["PATH"]!]
+                if let check = runCapturing(secretTool, arguments, environment: environment), check.status == 0,
+                    check.output.trimmingCharacters(in: .newlines).count == 200
+                {
+                    tools.append(("secret-tool", secretTool, arguments, environment))
+                } else {
+                    secretToolProblem = "secret-tool lookup failed against the gnome-keyring session"
+                }
+            } else {
+                secretToolProblem = "secret-tool not installed (run make bench)"
+            }
+        } else {
+            secretToolProblem = "no gnome-keyring session (libsecret not built, or gnome-keyring failed)"
+        }
+        // Floors: starting this benchmark's own binary (Swift runtime, Foundation, the keychain
+        // libraries) and doing nothing; and starting /bin/true.
+        let ownPath = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
+        tools.append(("Swift floor", ownPath, ["--exit-at-once"], ["PATH": keysmithEnvironment["PATH"]!]))
+        tools.append(("/bin/true", "/bin/true", [], ["PATH": keysmithEnvironment["PATH"]!]))
+
+        progress("process benchmark: \(runs) interleaved runs of \(tools.map(\.label).joined(separator: ", "))")
+        var times = Array(repeating: [Double](), count: tools.count)
+        for _ in 0..<runs {
+            for (index, tool) in tools.enumerated() {
+                guard let result = timeProcess(tool.path, tool.arguments, environment: tool.environment),
+                    result.status == 0
+                else {
+                    return [skippedRow(name, "\(tool.label) failed during the timed runs")]
+                }
+                times[index].append(Double(result.ns))
+            }
+        }
+        let keysmithNs = median(times[0])
+        let swiftFloorNs = median(times[tools.count - 2])
+        let floorNs = median(times[tools.count - 1])
+        var rows: [BenchmarkRow] = []
+        if tools.count == 4 {
+            let secretToolNs = median(times[1])
+            rows.append(BenchmarkRow(
+                name: "keysmith find-generic-password -w vs secret-tool lookup (whole process, \(itemCount) items)",
+                value: formatDuration(keysmithNs), baseline: "secret-tool " + formatDuration(secretToolNs),
+                ratio: formatFaster(other: secretToolNs, keysmith: keysmithNs), target: "(info)"))
+        } else {
+            rows.append(BenchmarkRow(
+                name: "keysmith find-generic-password -w (whole process, \(itemCount) items)", value: formatDuration(keysmithNs),
+                baseline: "", ratio: "", target: "(info)"))
+            rows.append(skippedRow("secret-tool lookup (whole process)", secretToolProblem ?? "not measured"))
+        }
+        rows.append(BenchmarkRow(
+            name: "  start-up floors: Swift + Foundation program doing nothing, /bin/true", value: formatDuration(swiftFloorNs),
+            baseline: "/bin/true " + formatDuration(floorNs), ratio: formatRatio(swiftFloorNs / floorNs), target: "(info)"))
+        rows.append(BenchmarkRow(
+            name: "  keysmith's own work (process minus the Swift floor)", value: formatDuration(keysmithNs - swiftFloorNs),
+            baseline: "", ratio: "", target: "(info)"))
+        return rows
+    }
+}

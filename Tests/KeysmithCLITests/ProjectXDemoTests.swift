@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+/// `keysmith demo`: seed 000's Project X walkthrough, as the built binary prints it.
+struct ProjectXDemoTests {
+    @Test func demoIsTheProjectXWalkthroughOfSeed000() throws {
+        let home = TemporaryHome()
+        let result = try keysmith(["demo"], home: home, useKeychainFlag: false)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr.isEmpty, "\(result)")
+        let transcript = result.stdout
+        let lines = transcript.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.first == "keysmith demo: Project X (seed 000, section 4), step by step")
+        for step in 1...10 { #expect(transcript.contains("\nStep \(step). "), "missing step \(step)") }
+
+        // Each command as typed, in the demo directory.
+        let service = "--service com.xyproject.keyservice.demo"
+        for command in [
+            "$ keysmith resolve api_key --config Keys.plist \(service)",
+            "$ keysmith explain api_key --config Keys.plist \(service)",
+            "$ printf '%s' \"$API_KEY\" | keysmith rotate api_key --stdin --version 2024.06.01 \(service)",
+            "$ keysmith resolve api_key --config Empty.plist \(service)",
+            "$ keysmith rotate api_key --generate 32 --version 2024.07.01 \(service)",
+            "$ keysmith resolve api_key --min-version 2024.07.01 --config Keys.plist \(service)",
+            "$ keysmith resolve api_key --version 2024.06.01 --config Keys.plist \(service)",
+            "$ keysmith resolve api_key --min-version 2024.08.01 --config Keys.plist \(service)",
+            "$ keysmith audit --config Keys.plist \(service)",
+        ] {
+            #expect(lines.contains("  " + command), "missing \(command)")
+        }
+
+        // 4.1: first hit from the config file, as the seed's log line says.
+        let served = lines.filter { $0.hasPrefix("  => api_key loaded from ") }
+        #expect(served == [
+            "  => api_key loaded from ConfigFile(plist), version=builtin",
+            "  => api_key loaded from Keychain, version=2024.06.01",
+            "  => api_key loaded from Keychain, version=2024.06.01",
+            "  => api_key loaded from Keychain, version=2024.07.01",
+            "  => api_key loaded from Keychain, version=2024.06.01",
+        ])
+        // The trace of step 2: keychain misses, then the plist hit.
+        #expect(lines.contains { $0.contains("Keychain") && $0.contains("api_key") && $0.contains("miss") })
+        #expect(lines.contains { $0.contains("ConfigFile(plist)") && $0.contains("hit builtin") })
+        // 4.3: the rotation keeps the old version; a minimum no copy meets is exit 44.
+        #expect(lines.contains("  Kept 1 other version: 2024.06.01."))
+        #expect(transcript.contains("no copy of key \"api_key\" has a version >= 2024.08.01"))
+        #expect(lines.filter { $0 == "  (exit status 0)" }.count == 9)
+        #expect(lines.filter { $0 == "  (exit status 44)" }.count == 1)
+        // The audit: the keychain copy wins, the plist copy is shadowed.
+        let effective = try #require(lines.first { $0.hasPrefix("  api_key ") && $0.contains("effective") })
+        #expect(effective.contains("Keychain") && effective.contains("2024.06.01, 2024.07.01"))
+        #expect(lines.contains { $0.contains("shadowed") && $0.contains("ConfigFile(plist)") && $0.contains("builtin") })
+        #expect(lines.contains("  2 keys, 3 copies, 0 warnings"))
+        // The summary: every step as the seed expects.
+        #expect(lines.filter { $0.hasPrefix("  ") && $0.hasSuffix("  same") }.count == 10, "\(transcript)")
+        #expect(lines.contains { $0.hasPrefix("  1     4.1") && $0.contains("ConfigFile(plist), version=builtin") })
+        #expect(lines.contains { $0.hasPrefix("  5     4.2 group 1") && $0.contains("Keychain, version=2024.06.01") })
+
+        // The temporary directory (and the keychain inside it) is gone; nothing else was touched.
+        let directoryLine = try #require(lines.first { $0.contains("directory") && $0.contains("temporary") })
+        let path = try #require(directoryLine.split(separator: " ").first { $0.hasPrefix("/") })
+        #expect(!FileManager.default.fileExists(atPath: String(path)), "\(path) was not removed")
+        #expect(!FileManager.default.fileExists(atPath: home.url.appendingPathComponent(".local/share/keysmith").path))
+    }
+
+    @Test func demoOnAGivenKeychainRemovesOnlyItsOwnItems() throws {
+        let home = TemporaryHome()
+        try storeGenericPassword("keep-me", service: "com.xyproject.keyservice", account: "api_key", home: home)
+        for _ in 0..<2 {
+            let result = try keysmith(["demo"], home: home)
+            #expect(result.status == 0, "\(result)")
+            #expect(result.stdout.contains("\(home.keychain.path) (only the demo's items are touched)"))
+        }
+        let dump = try keysmith(["dump-keychain", "--json"], home: home).json()
+        #expect(dump["count"] as? Int == 1, "the demo leaves no item behind")
+        #expect(try keysmith(["find-generic-password", "-s", "com.xyproject.keyservice", "-w"], home: home).stdout == "keep-me\n")
+    }
+}
