@@ -15,7 +15,7 @@ struct SecretCanaryTests {
         let inet = try keysmith(
             ["add-internet-password", "-s", "canary.example", "-r", "https", "-a", "bird", "--stdin"], home: home,
             standardInput: canary)
-        #expect(inet.status == 0, "\(inet)")
+        #expect(inet.status == 0, "add-internet-password exited \(inet.status)")
 
         var runs: [(String, RunResult)] = []
         func run(_ arguments: [String], standardInput: String? = nil) throws {
@@ -93,27 +93,38 @@ struct SecretCanaryTests {
         // Deleting prints what was deleted, never the secret.
         try run(["delete-generic-password", "-s", "second"])
 
+        // Each check is computed first, so that a failure message never prints the output
+        // (and with it the secret).
+        let base64 = Data(canary.utf8).base64EncodedString()
         for (arguments, result) in runs {
-            #expect(!result.stdout.contains(canary), "stdout of \(arguments) shows the secret")
-            #expect(!result.stderr.contains(canary), "stderr of \(arguments) shows the secret")
-            #expect(!result.standardOutput.base64EncodedString().isEmpty || true)
-            #expect(!result.stdout.contains(Data(canary.utf8).base64EncodedString()), "\(arguments) shows it in base64")
+            let inStdout = result.stdout.contains(canary)
+            let inStderr = result.stderr.contains(canary)
+            let inBase64 = result.stdout.contains(base64) || result.stderr.contains(base64)
+            #expect(!inStdout, "stdout of \(arguments) shows the secret")
+            #expect(!inStderr, "stderr of \(arguments) shows the secret")
+            #expect(!inBase64, "\(arguments) shows it in base64")
         }
 
         // The canary is really there: the reveal flags do show it.
         let revealed = try keysmith(["find-generic-password"] + generic + ["-w"], home: home)
-        #expect(revealed.stdout == canary + "\n")
+        let revealedExactly = revealed.stdout == canary + "\n"
+        #expect(revealedExactly, "-w prints exactly the secret and a newline")
         let shown = try keysmith(["find-internet-password"] + internet + ["-g"], home: home)
-        #expect(shown.stderr.contains(canary) && !shown.stdout.contains(canary))
+        let shownOnStderrOnly = shown.stderr.contains(canary) && !shown.stdout.contains(canary)
+        #expect(shownOnStderrOnly, "-g prints the secret on standard error only")
         let dumped = try keysmith(["dump-keychain", "-d"], home: home)
-        #expect(dumped.stdout.contains(canary))
+        let dumpedShows = dumped.stdout.contains(canary)
+        #expect(dumpedShows, "dump-keychain -d shows the secret")
         let resolved = try keysmith(["resolve", "canary_key", "--version", "2024.06.01", "--reveal", "--quiet"], home: home)
-        #expect(resolved.stdout == canary + "\n")
-        #expect(!(try String(contentsOfFile: generated, encoding: .utf8)).contains(canary))
+        let resolvedExactly = resolved.stdout == canary + "\n"
+        #expect(resolvedExactly, "resolve --reveal --quiet prints exactly the secret")
+        let generatedShows = (try String(contentsOfFile: generated, encoding: .utf8)).contains(canary)
+        #expect(!generatedShows, "generated code does not hold the key in plaintext")
 
         // Deleting the canary prints nothing secret either.
         let deleted = try keysmith(["delete-generic-password"] + generic, home: home)
         #expect(deleted.status == 0)
-        #expect(!deleted.stdout.contains(canary) && !deleted.stderr.contains(canary))
+        let deletedShows = deleted.stdout.contains(canary) || deleted.stderr.contains(canary)
+        #expect(!deletedShows, "delete prints nothing secret")
     }
 }
