@@ -93,19 +93,5 @@ final class Database {
             throw error
         }
     }
-
-    /// Runs `body` inside a deferred (read) transaction so that all its reads see one
-    /// snapshot of the database.
-    func readTransaction<Result>(_ body: () throws -> Result) throws -> Result {
-        try execute("BEGIN DEFERRED")
-        do {
-            let result = try body()
-            try execute("COMMIT")
-            return result
-        } catch {
-            if isInTransaction { try? execute("ROLLBACK") }
-            throw error
-        }
-    }
 }
 #endif

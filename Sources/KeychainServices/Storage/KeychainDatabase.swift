@@ -155,25 +155,24 @@ final class KeychainDatabase {
     /// Inserts a row; a primary-key collision throws errSecDuplicateItem.
     func insert(_ row: StoredRow, firstName: Data, secondName: Data) throws -> Int64 {
         let statement = try database.cachedStatement(
-            "INSERT INTO items(class, pk, h1, h2, agrp, sync, pdmn, ref, nonce, ciphertext) VALUES (?,?,?,?,?,?,?,?,?,?)")
-        statement.bind(row.itemClass, at: 1)
-        statement.bind(row.primaryKeyHash, at: 2)
-        statement.bind(firstName, at: 3)
-        statement.bind(secondName, at: 4)
-        statement.bind(row.accessGroupHash, at: 5)
-        statement.bind(row.synchronizable ? 1 : 0, at: 6)
-        statement.bind(row.protection, at: 7)
-        statement.bind(row.reference, at: 8)
-        statement.bind(row.nonce, at: 9)
-        statement.bind(row.ciphertext, at: 10)
+            "INSERT INTO items(class, pk, h1, h2, agrp, sync, pdmn, nonce, ciphertext, ref) VALUES (?,?,?,?,?,?,?,?,?,?)")
+        bindContent(of: row, firstName: firstName, secondName: secondName, to: statement)
+        statement.bind(row.reference, at: 10)
         try statement.run()
         return database.lastInsertedRowID
     }
 
-    /// Rewrites a row in place (same id and reference).
+    /// Rewrites a row in place (same id and reference); a primary-key collision throws.
     func update(_ row: StoredRow, firstName: Data, secondName: Data) throws {
         let statement = try database.cachedStatement(
             "UPDATE items SET class=?, pk=?, h1=?, h2=?, agrp=?, sync=?, pdmn=?, nonce=?, ciphertext=? WHERE id=?")
+        bindContent(of: row, firstName: firstName, secondName: secondName, to: statement)
+        statement.bind(row.id, at: 10)
+        try statement.run()
+    }
+
+    /// Binds parameters 1 to 9, in the column order insert and update share.
+    private func bindContent(of row: StoredRow, firstName: Data, secondName: Data, to statement: Statement) {
         statement.bind(row.itemClass, at: 1)
         statement.bind(row.primaryKeyHash, at: 2)
         statement.bind(firstName, at: 3)
@@ -183,8 +182,6 @@ final class KeychainDatabase {
         statement.bind(row.protection, at: 7)
         statement.bind(row.nonce, at: 8)
         statement.bind(row.ciphertext, at: 9)
-        statement.bind(row.id, at: 10)
-        try statement.run()
     }
 
     func delete(id: Int64) throws {
