@@ -119,16 +119,16 @@ enum ItemCodec {
         mutating func integer<T: FixedWidthInteger>(_: T.Type) throws -> T {
             let size = MemoryLayout<T>.size
             guard offset + size <= bytes.count else { throw damaged }
-            var value: T = 0
-            withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + size)])) }
+            let value = bytes.loadUnaligned(fromByteOffset: offset, as: T.self)
             offset += size
             return T(littleEndian: value)
         }
 
-        mutating func bytes(_ count: Int) throws -> UnsafeRawBufferPointer.SubSequence {
+        /// The next `count` bytes, in place (a view of the buffer, not a copy).
+        mutating func bytes(_ count: Int) throws -> UnsafeRawBufferPointer {
             guard count >= 0, offset + count <= bytes.count else { throw damaged }
             defer { offset += count }
-            return bytes[offset..<(offset + count)]
+            return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
         }
 
         /// UTF-8 text (written by ``encode(attributes:secret:)`` from Swift strings, and
@@ -137,7 +137,7 @@ enum ItemCodec {
             String(decoding: try bytes(count), as: UTF8.self)
         }
 
-        mutating func blob() throws -> UnsafeRawBufferPointer.SubSequence {
+        mutating func blob() throws -> UnsafeRawBufferPointer {
             try bytes(Int(try integer(UInt32.self)))
         }
     }
