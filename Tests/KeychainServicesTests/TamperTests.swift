@@ -239,3 +239,22 @@ struct DamagedFilesTests {
         }
     }
 }
+
+struct ReplacedKeychainTests {
+    /// A keychain deleted underneath a running process: later writes go to the new
+    /// keychain on disk, never into the unlinked old file.
+    @Test func deletedKeychainIsReopenedNotWrittenIntoTheVoid() throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        keychain.run { #expect(SecItemAdd(genp("s", "before").with(kSecValueData, Data("1".utf8)) as CFDictionary, nil) == errSecSuccess) }
+        try FileManager.default.removeItem(at: keychain.directory)
+        Thread.sleep(forTimeInterval: 1.1)  // past the engine's once-a-second check
+        keychain.run {
+            #expect(SecItemAdd(genp("s", "after").with(kSecValueData, Data("2".utf8)) as CFDictionary, nil) == errSecSuccess)
+            #expect(SecItemCopyMatching(genp("s", "before") as CFDictionary, nil) == errSecItemNotFound)
+        }
+        #expect(FileManager.default.fileExists(atPath: keychain.directory.appendingPathComponent("keychain.db").path))
+        // The item is in the file on disk, not only in the process.
+        #expect(RawKeychainFile(keychain).rowIDs().count == 1)
+    }
+}

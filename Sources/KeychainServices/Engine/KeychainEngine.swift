@@ -1,5 +1,8 @@
 #if !canImport(Security)
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Add, match, update and delete with Apple's semantics over one keychain directory.
 ///
@@ -35,6 +38,8 @@ final class KeychainEngine: @unchecked Sendable {
         storage = try KeychainDatabase(path: databaseURL.path)
         try storage.prepare(checkValue: keys.checkValue)
         associatedDataPrefix = Data("keysmith.item.v1".utf8) + storage.keychainID
+        fileIdentity = Self.identity(of: databaseURL.path)
+        lastConfirmed = DispatchTime.now().uptimeNanoseconds
     }
 
     private static func isEmptyDatabase(_ url: URL) -> Bool {
@@ -52,11 +57,21 @@ final class KeychainEngine: @unchecked Sendable {
 
     /// The engine for `directory`, opened on first use and kept for later calls (the
     /// most recently used few stay open).
+    ///
+    /// At most once a second the cached engine checks that its database file is still the
+    /// one at the path: if the keychain was deleted or replaced underneath the process
+    /// (`rm -rf`, a restore), the next call opens the new one instead of writing into an
+    /// unlinked file.
     static func engine(for directory: URL) throws -> KeychainEngine {
         registryLock.lock()
         defer { registryLock.unlock() }
-        if let mostRecent, mostRecent.directory == directory { return mostRecent }
+        if let mostRecent, mostRecent.directory == directory, mostRecent.isCurrent() { return mostRecent }
         let key = directory.standardizedFileURL.path
+        if let engine = registry[key], !engine.isCurrent() {
+            registry[key] = nil
+            registryOrder.removeAll { $0 == key }
+            if mostRecent === engine { mostRecent = nil }
+        }
         if let engine = registry[key] {
             mostRecent = engine
             if registryOrder.last != key, let index = registryOrder.firstIndex(of: key) {
@@ -83,6 +98,29 @@ final class KeychainEngine: @unchecked Sendable {
         registryOrder.removeAll { $0 == key }
         if mostRecent?.directory.standardizedFileURL.path == key { mostRecent = nil }
         registryLock.unlock()
+    }
+
+    /// The database file this engine opened (device and inode), and when that was last
+    /// confirmed (uptime nanoseconds). Read and written with `registryLock` held.
+    private var fileIdentity: (device: UInt64, inode: UInt64)?
+    private var lastConfirmed: UInt64 = 0
+    private static let confirmationInterval: UInt64 = 1_000_000_000
+
+    private static func identity(of path: String) -> (device: UInt64, inode: UInt64)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
+
+    /// Whether the database file at the path is still the one this engine has open
+    /// (checked at most once per ``confirmationInterval``). Called with `registryLock` held.
+    private func isCurrent() -> Bool {
+        let now = DispatchTime.now().uptimeNanoseconds
+        if now &- lastConfirmed < Self.confirmationInterval { return true }
+        let current = Self.identity(of: directory.appendingPathComponent(Self.databaseName).path)
+        guard let current, let fileIdentity, current == fileIdentity else { return false }
+        lastConfirmed = now
+        return true
     }
 
     private func locked<Result>(_ body: () throws -> Result) throws -> Result {
