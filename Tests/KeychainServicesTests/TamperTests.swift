@@ -258,3 +258,17 @@ struct ReplacedKeychainTests {
         #expect(RawKeychainFile(keychain).rowIDs().count == 1)
     }
 }
+
+struct OversizedItemTests {
+    @Test func oversizedDataAndAttributesGiveDataTooLargeAndStoreNothing() {
+        TemporaryKeychain.with { _ in
+            let huge = Data(count: 64 << 20 + 1)
+            #expect(SecItemAdd(genp("big", "data").with(kSecValueData, huge) as CFDictionary, nil) == errSecDataTooLarge)
+            let longLabel = String(repeating: "x", count: (1 << 20) + 1)
+            #expect(SecItemAdd(genp("big", "label").with(kSecAttrLabel, longLabel) as CFDictionary, nil) == errSecDataTooLarge)
+            #expect(SecItemCopyMatching([kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "big"] as CFDictionary, nil) == errSecItemNotFound)
+            // Just under the limits is fine.
+            #expect(SecItemAdd(genp("big", "ok").with(kSecValueData, Data(count: 1 << 20)) as CFDictionary, nil) == errSecSuccess)
+        }
+    }
+}

@@ -492,7 +492,23 @@ final class KeychainEngine: @unchecked Sendable {
         var secondName: Data
     }
 
+    /// The largest secret and the largest single attribute value an item may hold. Apple
+    /// sets no hard limit (it warns above 32 KiB); these only keep one item from exhausting
+    /// memory or the file format's 32-bit lengths.
+    static let maximumSecretSize = 64 << 20
+    static let maximumAttributeSize = 1 << 20
+
     private func seal(_ record: ItemRecord, schema: ClassSchema) throws -> SealedItem {
+        if let secret = record.secret, secret.count > Self.maximumSecretSize {
+            throw KeychainFailure(
+                errSecDataTooLarge, "The item's data is \(secret.count) bytes; the keychain takes at most \(Self.maximumSecretSize).",
+                recovery: "Keep large payloads in a file encrypted with a key that you store in the keychain.")
+        }
+        for (tag, value) in record.attributes where value.matchBytes.count > Self.maximumAttributeSize {
+            throw KeychainFailure(
+                errSecDataTooLarge, "The attribute '\(tag)' is \(value.matchBytes.count) bytes; an attribute may hold at most \(Self.maximumAttributeSize).",
+                recovery: "Store large values as the item's data (kSecValueData), not as an attribute.")
+        }
         let primaryKey = primaryKeyHash(record, schema: schema)
         let protection = record.protection
         let key = try keys.itemKey(for: protection)

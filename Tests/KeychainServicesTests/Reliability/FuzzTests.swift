@@ -12,6 +12,7 @@ let documentedStatuses: Set<OSStatus> = [
     errSecSuccess, errSecUnimplemented, errSecDiskFull, errSecIO, errSecParam, errSecWrPerm, errSecAllocate,
     errSecNotAvailable, errSecReadOnly, errSecAuthFailed, errSecDuplicateItem, errSecItemNotFound, errSecNoSuchAttr,
     errSecNoSuchClass, errSecInteractionNotAllowed, errSecDecode, errSecMissingEntitlement, errSecUserCanceled,
+    errSecDataTooLarge,
 ]
 
 struct SeededRandom: RandomNumberGenerator {
