@@ -97,7 +97,7 @@ private func perform(
         if let group = query.accessGroup, !(isWrite ? groups.canWrite(group) : groups.canRead(group)) {
             throw AccessGroups.missing(group, write: isWrite)
         }
-        let engine = try KeychainEngine.engine(for: environment.directory)
+        let engine = try KeychainEngine.engine(for: environment.directory, forWriting: isWrite)
         try body(query, groups, engine)
         KeychainDiagnostics.record(nil)
         return errSecSuccess

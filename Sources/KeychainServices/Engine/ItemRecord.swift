@@ -39,16 +39,14 @@ struct ItemRecord {
     func matches(_ query: ItemQuery) -> Bool {
         for (tag, wanted) in query.attributes {
             guard let have = attributes[tag] else { return false }
-            if have != wanted && have.matchBytes != wanted.matchBytes { return false }
+            // Byte-wise, as Apple matches: never Swift's canonical-equivalence `==`.
+            if have.matchBytes != wanted.matchBytes { return false }
         }
         if let host = query.hostOrSubdomain {
-            let server: String
-            switch attributes["srvr"] {
-            case .string(let name)?: server = name
-            case .data(let bytes)?: server = String(decoding: bytes, as: UTF8.self)
-            default: return false
-            }
-            if server != host && !server.hasSuffix("." + host) { return false }
+            guard let server = attributes["srvr"]?.matchBytes else { return false }
+            let exact = Array(host.utf8)
+            let subdomain = Array(("." + host).utf8)
+            if !server.elementsEqual(exact) && !server.reversed().starts(with: subdomain.reversed()) { return false }
         }
         return true
     }

@@ -19,7 +19,7 @@ final class KeychainEngine: @unchecked Sendable {
     private let keys: KeyHierarchy
     /// `"keysmith.item.v1" ‖ keychain-id`, the start of every item's associated data.
     private let associatedDataPrefix: Data
-    private var groupHashes: [String: Data] = [:]
+    private var groupHashes: [Data: Data] = [:]
     /// Prepared searches by the shape of their query (used with the lock held).
     private var searchStatements: [QueryShape: Statement] = [:]
 
@@ -58,16 +58,16 @@ final class KeychainEngine: @unchecked Sendable {
     /// The engine for `directory`, opened on first use and kept for later calls (the
     /// most recently used few stay open).
     ///
-    /// At most once a second the cached engine checks that its database file is still the
-    /// one at the path: if the keychain was deleted or replaced underneath the process
-    /// (`rm -rf`, a restore), the next call opens the new one instead of writing into an
-    /// unlinked file.
-    static func engine(for directory: URL) throws -> KeychainEngine {
+    /// Before every write (and at most once a second before reads) the cached engine checks
+    /// that its database file is still the one at the path: if the keychain was deleted or
+    /// replaced underneath the process (`rm -rf`, a restore), the call opens the new one
+    /// instead of writing into an unlinked file.
+    static func engine(for directory: URL, forWriting: Bool = false) throws -> KeychainEngine {
         registryLock.lock()
         defer { registryLock.unlock() }
-        if let mostRecent, mostRecent.directory == directory, mostRecent.isCurrent() { return mostRecent }
+        if let mostRecent, mostRecent.directory == directory, mostRecent.isCurrent(always: forWriting) { return mostRecent }
         let key = directory.standardizedFileURL.path
-        if let engine = registry[key], !engine.isCurrent() {
+        if let engine = registry[key], !engine.isCurrent(always: forWriting) {
             registry[key] = nil
             registryOrder.removeAll { $0 == key }
             if mostRecent === engine { mostRecent = nil }
@@ -112,11 +112,12 @@ final class KeychainEngine: @unchecked Sendable {
         return (UInt64(info.st_dev), UInt64(info.st_ino))
     }
 
-    /// Whether the database file at the path is still the one this engine has open
-    /// (checked at most once per ``confirmationInterval``). Called with `registryLock` held.
-    private func isCurrent() -> Bool {
+    /// Whether the database file at the path is still the one this engine has open:
+    /// checked on every write (`always`), and at most once per ``confirmationInterval``
+    /// for reads. Called with `registryLock` held.
+    private func isCurrent(always: Bool) -> Bool {
         let now = DispatchTime.now().uptimeNanoseconds
-        if now &- lastConfirmed < Self.confirmationInterval { return true }
+        if !always && now &- lastConfirmed < Self.confirmationInterval { return true }
         let current = Self.identity(of: directory.appendingPathComponent(Self.databaseName).path)
         guard let current, let fileIdentity, current == fileIdentity else { return false }
         lastConfirmed = now
@@ -160,7 +161,9 @@ final class KeychainEngine: @unchecked Sendable {
             guard groups.canWrite(explicit) else { throw AccessGroups.missing(explicit, write: true) }
             group = explicit
         } else {
-            guard let first = groups.defaultGroup else { throw AccessGroups.none }
+            guard let first = groups.defaultGroup else {
+                throw groups.all.isEmpty ? AccessGroups.none : AccessGroups.noWritableGroup
+            }
             group = first
         }
         attributes["agrp"] = .string(group)
@@ -447,7 +450,7 @@ final class KeychainEngine: @unchecked Sendable {
                 }
                 throw failure
             }
-            if let groupFilter, !groupFilter.contains(record.accessGroup) { continue }
+            if let groupFilter, !AccessGroups.list(groupFilter, contains: record.accessGroup) { continue }
             guard record.matches(query) else { continue }
             if try !visit(record) { return }
         }
@@ -540,26 +543,24 @@ final class KeychainEngine: @unchecked Sendable {
         }
         let key = try keys.itemKey(for: protection)
         let reference = statement.data(at: 6)
-        var associated: [UInt8] = []
-        associated.reserveCapacity(associatedDataPrefix.count + 48)
-        associated.append(contentsOf: associatedDataPrefix)
-        associated.append(contentsOf: className.utf8)
-        associated.append(0)
-        associated.append(contentsOf: reference)
-        statement.withBytes(at: 2) { associated.append(contentsOf: $0) }
-        associated.append(contentsOf: protectionName.utf8)
+        let storedPrimaryKey = statement.data(at: 2)
+        let associated = associatedData(
+            itemClass: className, reference: reference, primaryKey: storedPrimaryKey, protection: protectionName)
         let opened = statement.withBytes(at: 8) { ciphertext in
             statement.withBytes(at: 7) { nonce in
                 associated.withUnsafeBytes { Sodium.open(ciphertext, nonce: nonce, associatedData: $0, key: key) }
             }
         }
-        guard let opened else { throw damaged() }
+        guard let opened, let schema = itemClass.schema else { throw damaged() }
         let decoded = try ItemCodec.decode(opened)
         let record = ItemRecord(
             rowID: statement.int64(at: 0), itemClass: itemClass, attributes: decoded.attributes,
             secret: decoded.secret, reference: reference)
-        // The row's plaintext columns must agree with what was sealed.
-        guard record.synchronizable == (statement.int64(at: 4) != 0), record.protection == protection else {
+        // The row's plaintext columns must agree with what was sealed, and its primary-key
+        // hash with the decrypted attributes (so uniqueness cannot be subverted either).
+        guard record.synchronizable == (statement.int64(at: 4) != 0), record.protection == protection,
+            Sodium.constantTimeEqual(primaryKeyHash(record, schema: schema), storedPrimaryKey)
+        else {
             throw damaged()
         }
         return record
@@ -572,13 +573,15 @@ final class KeychainEngine: @unchecked Sendable {
             recovery: "Delete the item (SecItemDelete with its service and account) and store it again; other items are not affected.")
     }
 
+    /// `"keysmith.item.v1" ‖ keychain-id`, then class, reference, primary-key hash and
+    /// protection class, each with a 32-bit length in front (so no byte can move from one
+    /// field to the next without failing authentication).
     private func associatedData(itemClass: String, reference: Data, primaryKey: Data, protection: String) -> Data {
         var data = associatedDataPrefix
-        data.append(contentsOf: itemClass.utf8)
-        data.append(0)
-        data.append(reference)
-        data.append(primaryKey)
-        data.append(contentsOf: protection.utf8)
+        for field in [Data(itemClass.utf8), reference, primaryKey, Data(protection.utf8)] {
+            withUnsafeBytes(of: UInt32(field.count).littleEndian) { data.append(contentsOf: $0) }
+            data.append(field)
+        }
         return data
     }
 
@@ -596,12 +599,13 @@ final class KeychainEngine: @unchecked Sendable {
     /// Keyed hash of an access group name (memoized: a process uses few groups). Called
     /// with the engine's lock held.
     private func groupHash(_ group: String) -> Data {
-        if let known = groupHashes[group] { return known }
+        let name = Data(group.utf8)  // keyed by bytes: canonically equivalent names are different groups
+        if let known = groupHashes[name] { return known }
         var input: [UInt8] = Array("agrp".utf8)
         input.append(0)
         input.append(contentsOf: group.utf8)
         let hash = Sodium.keyedHash(input, key: keys.indexKey)
-        if groupHashes.count < 256 { groupHashes[group] = hash }
+        if groupHashes.count < 256 { groupHashes[name] = hash }
         return hash
     }
 

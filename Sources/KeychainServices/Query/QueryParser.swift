@@ -67,7 +67,7 @@ enum QueryParser {
             case "musr", "nleg":
                 continue
             default:
-                guard key.utf8.count == 4 else {
+                guard key.utf16.count == 4 else {
                     throw KeychainFailure(
                         errSecNoSuchAttr, "'\(key)' cannot be changed by SecItemUpdate: only attributes and kSecValueData can.",
                         recovery: "Move search, return and use keys into the query dictionary.")
@@ -130,7 +130,7 @@ enum QueryParser {
     private static func apply(
         key: String, value: Any, itemClass: ItemClass, to query: inout ItemQuery, operation: Operation
     ) throws {
-        if key.utf8.count == 4 {
+        if key.utf16.count == 4 {
             if key == "nleg" { return }  // kSecUseDataProtectionKeychain: always the case here
             try applyAttribute(key, value: value, itemClass: itemClass, to: &query, operation: operation)
             return
@@ -161,8 +161,10 @@ enum QueryParser {
                 case "m_LimitAll": query.limit = .many(nil)
                 default: throw KeychainFailure.param("kSecMatchLimit must be kSecMatchLimitOne, kSecMatchLimitAll or a number.")
                 }
-            } else if let number = value as? NSNumber, !isBoolean(value) {
-                let count = number.intValue
+            } else if value is NSNumber, !isBoolean(value) {
+                guard let wide = integer(value), let count = Int(exactly: wide) else {
+                    throw KeychainFailure.param("kSecMatchLimit must be a whole number.")
+                }
                 if count == 1 {
                     query.limit = .one
                 } else if count < 0 {
@@ -235,7 +237,11 @@ enum QueryParser {
                 throw KeychainFailure.param("kSecValueData must be Data (a String is not accepted; encode it as UTF-8).")
             }
             query.valueData = data
-        case "v_Ref": query.hasValueRef = true
+        case "v_Ref":
+            // Apple narrows the query to the referenced key or certificate; there are no such
+            // objects here, so ignoring the key would widen the query to the whole class.
+            throw KeychainFailure.param(
+                "kSecValueRef is not supported here: keys and certificates are stored as data (kSecValueData) and attributes.")
         default: throw KeychainFailure.param("'\(key)' is not a kSecValue… key.")
         }
     }
@@ -287,14 +293,14 @@ enum QueryParser {
             if let string = value as? String { return .string(string) }
             if let data = bytes(value) { return .data(data) }
             if let number = integer(value) { return .number(number) }
-            throw KeychainFailure.param("The value of '\(tag)' must be a string, Data or a number.")
+            throw KeychainFailure.param("The value of '\(tag)' must be a string, Data or a whole number that fits in 64 bits.")
         case .number:
             if let number = integer(value) { return .number(number) }
             if let string = value as? String {
                 if let number = Int64(string), String(number) == string { return .number(number) }
                 return .string(string)
             }
-            throw KeychainFailure.param("The value of '\(tag)' must be a number (or a string constant).")
+            throw KeychainFailure.param("The value of '\(tag)' must be a whole number that fits in 64 bits (or a string constant).")
         case .date:
             if let date = value as? Date { return .date(date.timeIntervalSinceReferenceDate) }
             throw KeychainFailure.param("The value of '\(tag)' must be a Date.")
@@ -337,20 +343,30 @@ enum QueryParser {
     /// The bytes of a `Data`/`NSData` value, copied in one go (Foundation on Linux bridges
     /// an `NSData` to `Data` byte by byte).
     static func bytes(_ value: Any) -> Data? {
+        if let contiguous = value as? (any ContiguousBytes & NSData) {
+            return contiguous.withUnsafeBytes { Data($0) }
+        }
         if let data = value as? NSData {
             return data.length == 0 ? Data() : Data(bytes: data.bytes, count: data.length)
         }
         return value as? Data
     }
 
-    /// An integer from a number or boolean (a non-integral number is refused).
+    /// An integer from a number or boolean; `nil` for a non-integral number or one that
+    /// does not fit in 64 bits (never wrapped or saturated).
     private static func integer(_ value: Any) -> Int64? {
         if isBoolean(value), let flag = boolean(value) { return flag ? 1 : 0 }
         guard let number = value as? NSNumber else { return nil }
-        let double = number.doubleValue
-        let integer = number.int64Value
-        guard Double(integer) == double || double.isNaN == false && abs(double) > 9.0e15 else { return nil }
-        return integer
+        switch String(cString: number.objCType) {
+        case "f", "d":
+            let double = number.doubleValue
+            guard double.isFinite, double.rounded() == double else { return nil }
+            return Int64(exactly: double)
+        case "Q", "L", "I", "S", "C":
+            return Int64(exactly: number.uint64Value)
+        default:
+            return number.int64Value
+        }
     }
 }
 #endif

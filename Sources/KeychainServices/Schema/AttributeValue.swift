@@ -30,6 +30,29 @@ enum AttributeValue: Hashable, Sendable {
         }
     }
 
+    /// Equality is byte-exact (strings by their UTF-8), never Swift's canonical
+    /// equivalence: the keychain must not treat `é` and `e` + U+0301 as the same name.
+    static func == (lhs: AttributeValue, rhs: AttributeValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.data(let a), .data(let b)): return a == b
+        case (.number(let a), .number(let b)): return a == b
+        case (.date(let a), .date(let b)): return a.bitPattern == b.bitPattern
+        case (.accessControl(let p1, let f1), .accessControl(let p2, let f2)): return p1.utf8.elementsEqual(p2.utf8) && f1 == f2
+        default: return false
+        }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        switch self {
+        case .string(let string): hasher.combine(0); hasher.combine(Data(string.utf8))
+        case .data(let data): hasher.combine(1); hasher.combine(data)
+        case .number(let number): hasher.combine(2); hasher.combine(number)
+        case .date(let seconds): hasher.combine(3); hasher.combine(seconds.bitPattern)
+        case .accessControl(let protection, let flags): hasher.combine(4); hasher.combine(Data(protection.utf8)); hasher.combine(flags)
+        }
+    }
+
     /// Appends ``matchBytes`` to `bytes` without building an intermediate `Data`.
     func appendMatchBytes(to bytes: inout [UInt8]) {
         switch self {

@@ -24,6 +24,8 @@ enum ProtectionClass: String, CaseIterable, Sendable {
     case afterFirstUnlockThisDeviceOnly = "cku"
     case alwaysThisDeviceOnly = "dku"
     case whenPasscodeSetThisDeviceOnly = "akpu"
+    /// `kSecAttrAccessibleUntilReboot` (Apple SPI): readable until the machine restarts.
+    case untilReboot = "f"
 
     /// The number of this class's key in the key hierarchy.
     var keyNumber: UInt64 {
@@ -35,6 +37,7 @@ enum ProtectionClass: String, CaseIterable, Sendable {
         case .afterFirstUnlockThisDeviceOnly: return 5
         case .alwaysThisDeviceOnly: return 6
         case .whenPasscodeSetThisDeviceOnly: return 7
+        case .untilReboot: return 8
         }
     }
 
@@ -42,7 +45,7 @@ enum ProtectionClass: String, CaseIterable, Sendable {
     var isThisDeviceOnly: Bool {
         switch self {
         case .whenUnlockedThisDeviceOnly, .afterFirstUnlockThisDeviceOnly, .alwaysThisDeviceOnly,
-            .whenPasscodeSetThisDeviceOnly:
+            .whenPasscodeSetThisDeviceOnly, .untilReboot:
             return true
         default: return false
         }
