@@ -7,7 +7,9 @@ struct ItemRecord {
     let rowID: Int64
     let itemClass: ItemClass
     var attributes: [String: AttributeValue]
-    var secret: Data?
+    /// The secret, in a buffer that is zeroed when the last reference goes (handed to the
+    /// caller as is when the data is asked for).
+    var secret: SecretData?
     let reference: Data
 
     var protection: ProtectionClass {

@@ -195,7 +195,7 @@ final class KeychainEngine: @unchecked Sendable {
         attributes["mdat"] = .date(now)
 
         let record = ItemRecord(
-            rowID: 0, itemClass: itemClass, attributes: attributes, secret: query.valueData,
+            rowID: 0, itemClass: itemClass, attributes: attributes, secret: query.valueData.map(SecretData.init),
             reference: Sodium.randomBytes(16))
         if record.protection == .whenPasscodeSetThisDeviceOnly && !keys.hasPasscode {
             throw KeychainFailure(
@@ -295,7 +295,7 @@ final class KeychainEngine: @unchecked Sendable {
                     if record.synchronizable, record.accessControl?.requiresAuthentication == true {
                         throw KeychainFailure.param("An item with an authentication-requiring kSecAttrAccessControl cannot be synchronizable.")
                     }
-                    if let data = changes.valueData { record.secret = data }
+                    if let data = changes.valueData { record.secret = SecretData(data) }
                     record.attributes["mdat"] = .date(now)
                     if record.protection == .whenPasscodeSetThisDeviceOnly && !keys.hasPasscode {
                         throw KeychainFailure(errSecNotAvailable, "kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly needs a keychain passphrase, and none is set.")
@@ -502,9 +502,9 @@ final class KeychainEngine: @unchecked Sendable {
     static let maximumAttributeSize = 1 << 20
 
     private func seal(_ record: ItemRecord, schema: ClassSchema) throws -> SealedItem {
-        if let secret = record.secret, secret.count > Self.maximumSecretSize {
+        if let secret = record.secret, secret.length > Self.maximumSecretSize {
             throw KeychainFailure(
-                errSecDataTooLarge, "The item's data is \(secret.count) bytes; the keychain takes at most \(Self.maximumSecretSize).",
+                errSecDataTooLarge, "The item's data is \(secret.length) bytes; the keychain takes at most \(Self.maximumSecretSize).",
                 recovery: "Keep large payloads in a file encrypted with a key that you store in the keychain.")
         }
         for (tag, value) in record.attributes where value.matchBytes.count > Self.maximumAttributeSize {

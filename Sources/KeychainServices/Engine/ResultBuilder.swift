@@ -10,7 +10,7 @@ enum ResultBuilder {
             .filter { $0 }.count
         if asked == 0 { return nil }
         if asked == 1 {
-            if query.returnData { return record.secret.map { SecretData($0) } }
+            if query.returnData { return record.secret }
             if query.returnAttributes { return attributeDictionary(record, includeDataOnly: false) }
             if query.returnPersistentRef { return SecretData(persistentReference(record)) }
             return nil  // kSecReturnRef: no SecKey/SecCertificate objects here; nil for passwords as on iOS
@@ -24,7 +24,7 @@ enum ResultBuilder {
             dictionary = NSMutableDictionary()
         }
         if query.returnData, let secret = record.secret {
-            dictionary["v_Data"] = SecretData(secret)
+            dictionary["v_Data"] = secret
         }
         if query.returnPersistentRef {
             dictionary["v_PersistentRef"] = SecretData(persistentReference(record))

@@ -25,6 +25,16 @@ final class SecretData: NSData, ContiguousBytes {
         super.init()
     }
 
+    /// A copy of `bytes` (decrypted plaintext, read in place).
+    init(copying bytes: UnsafeRawBufferPointer) {
+        let count = bytes.count
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(count, 1), alignment: 16)
+        if let base = bytes.baseAddress, count > 0 { buffer.copyMemory(from: base, byteCount: count) }
+        self.count = count
+        self.buffer = buffer
+        super.init()
+    }
+
     required init?(coder: NSCoder) { nil }
 
     deinit {

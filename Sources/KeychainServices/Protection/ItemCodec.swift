@@ -14,9 +14,9 @@ enum ItemCodec {
     }
 
     /// Encodes `attributes` and `secret` into a zeroing buffer.
-    static func encode(attributes: [String: AttributeValue], secret: Data?) -> SecretBuffer {
+    static func encode(attributes: [String: AttributeValue], secret: SecretData?) -> SecretBuffer {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(256 + (secret?.count ?? 0))
+        bytes.reserveCapacity(256 + (secret?.length ?? 0))
         bytes.append(1)
         appendInteger(UInt16(attributes.count), to: &bytes)
         for (tag, value) in attributes.sorted(by: { $0.key < $1.key }) {
@@ -44,8 +44,8 @@ enum ItemCodec {
         }
         if let secret {
             bytes.append(1)
-            appendInteger(UInt32(secret.count), to: &bytes)
-            bytes.append(contentsOf: secret)
+            appendInteger(UInt32(secret.length), to: &bytes)
+            secret.withUnsafeBytes { bytes.append(contentsOf: $0) }
         } else {
             bytes.append(0)
         }
@@ -60,7 +60,7 @@ enum ItemCodec {
     /// Decodes what ``encode(attributes:secret:)`` wrote.
     /// - Throws: errSecDecode when the bytes are not a valid item (the caller has already
     ///   authenticated them, so this means a bug or a format from a newer version).
-    static func decode(_ buffer: SecretBuffer) throws -> (attributes: [String: AttributeValue], secret: Data?) {
+    static func decode(_ buffer: SecretBuffer) throws -> (attributes: [String: AttributeValue], secret: SecretData?) {
         try buffer.withUnsafeBytes { raw in
             var reader = Reader(bytes: raw)
             guard try reader.byte() == 1 else {
@@ -88,9 +88,9 @@ enum ItemCodec {
                     attributes[tag] = .accessControl(protection: protection, flags: UInt(try reader.integer(UInt64.self)))
                 }
             }
-            var secret: Data?
+            var secret: SecretData?
             if try reader.byte() == 1 {
-                secret = Data(try reader.blob())
+                secret = SecretData(copying: try reader.blob())
             }
             return (attributes, secret)
         }

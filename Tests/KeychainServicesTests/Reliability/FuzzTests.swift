@@ -115,7 +115,7 @@ struct FuzzTests {
         let valid = ItemCodec.encode(
             attributes: ["acct": .string("alice"), "svce": .data(Data([1, 2, 3])), "port": .number(443),
                          "cdat": .date(12345.5), "accc": .accessControl(protection: "ak", flags: 1)],
-            secret: Data("secret".utf8))
+            secret: SecretData(Data("secret".utf8)))
         let validBytes = valid.withUnsafeBytes { [UInt8]($0) }
         let iterations = StressLevel.pick(fast: 20_000, stress: 500_000)
         var decoded = 0
