@@ -19,7 +19,11 @@ import Foundation
 /// The output has one type per environment (`CompiledKeysDebug`, `CompiledKeysRelease`,
 /// ...) holding a ``CompiledKeySource``, and a `CompiledKeys` type that finds them by tag.
 /// The `debug` environment is compiled only under `#if DEBUG` and `release` only under
-/// `#if !DEBUG`, so a release binary does not carry debug keys.
+/// `#if !DEBUG`, so a release binary does not carry debug keys. Any other environment
+/// (`staging`, `dev`, `prod`, ...) is compiled only under `#if KEYSMITH_KEYS_<TAG>`
+/// (``compilationCondition(for:)``): its keys are in no binary unless that build defines
+/// the flag (`swiftSettings: [.define("KEYSMITH_KEYS_STAGING")]`, or Xcode's Active
+/// Compilation Conditions for the staging configuration).
 ///
 /// Every generation draws a fresh random salt per environment and a nonce per entry, and
 /// XORs the bytes with a stream made from them.
@@ -28,8 +32,9 @@ import Foundation
 ///   Generate only non-sensitive keys; keep sensitive keys in the keychain. Do not commit
 ///   generated files that hold real keys.
 public enum CompiledKeyGenerator {
-    /// One key to compile. Its `description` never shows the bytes.
-    public struct Key: Sendable, CustomStringConvertible {
+    /// One key to compile. Its `description`, `debugDescription` and mirror (`dump`) never
+    /// show the bytes.
+    public struct Key: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
         /// The key name.
         public var name: String
         /// The key version.
@@ -50,10 +55,16 @@ public enum CompiledKeyGenerator {
 
         /// `api_key@2024.06.01`; never the bytes.
         public var description: String { "\(name)@\(version)" }
+        /// The same as ``description``.
+        public var debugDescription: String { description }
+        /// Name, version and length; never the bytes.
+        public var customMirror: Mirror {
+            Mirror(self, children: ["name": name, "version": version, "byteCount": data.count], displayStyle: .struct)
+        }
     }
 
-    /// The keys of one environment.
-    public struct Environment: Sendable {
+    /// The keys of one environment. Its descriptions list key names and versions only.
+    public struct Environment: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
         /// The environment tag (`debug`, `release`, `staging`, ...).
         public var tag: String
         /// Its keys.
@@ -67,6 +78,13 @@ public enum CompiledKeyGenerator {
             self.tag = tag
             self.keys = keys
         }
+
+        /// `Environment(debug: api_key@builtin, seed@7)`; never the bytes.
+        public var description: String {
+            "Environment(\(tag): \(keys.map(\.description).joined(separator: ", ")))"
+        }
+        /// The same as ``description``.
+        public var debugDescription: String { description }
     }
 
     /// How the generated source looks.
@@ -77,7 +95,9 @@ public enum CompiledKeyGenerator {
         public var typeNamePrefix: String
         /// The module to import for ``CompiledKeySource`` (default `Keysmith`; `nil` for none).
         public var importModule: String?
-        /// Whether `debug` and `release` tables are wrapped in `#if DEBUG` / `#if !DEBUG`.
+        /// Whether tables are wrapped in compilation conditions: `debug` in `#if DEBUG`,
+        /// `release` in `#if !DEBUG`, any other tag in `#if KEYSMITH_KEYS_<TAG>`. When off,
+        /// every environment is compiled into every build (the output says so in a warning).
         public var conditionalCompilation: Bool
         /// The salt length in bytes (default 32).
         public var saltLength: Int
@@ -89,7 +109,7 @@ public enum CompiledKeyGenerator {
         ///   - accessLevel: `internal` or `public`.
         ///   - typeNamePrefix: The prefix of the generated type names.
         ///   - importModule: The module that defines `CompiledKeySource`.
-        ///   - conditionalCompilation: Wrap `debug`/`release` tables in `#if DEBUG`.
+        ///   - conditionalCompilation: Wrap each table in its compilation condition.
         ///   - saltLength: The salt length in bytes.
         ///   - inputDescription: What produced the input, for the header comment.
         public init(
@@ -227,6 +247,22 @@ public enum CompiledKeyGenerator {
             // this file if it holds real keys.
 
             """
+        let custom = sorted.filter { isCustomTag($0.tag) }
+        if options.conditionalCompilation, !custom.isEmpty {
+            out += "//\n"
+            out += "// WARNING: custom environments are compiled only when their flag is defined; define it\n"
+            out += "// only in the builds that should carry those keys (never in App Store builds):\n"
+            for environment in custom {
+                let flag = compilationCondition(for: environment.tag)
+                out += "//   \(environment.tag.split(whereSeparator: \.isNewline).joined(separator: " ")): "
+                out += "\(flag)  (swiftSettings: [.define(\"\(flag)\")], or Xcode's Active Compilation Conditions)\n"
+            }
+        } else if !custom.isEmpty {
+            out += "//\n"
+            out += "// WARNING: conditional compilation is off: every environment below, including\n"
+            out += "// \(custom.map { $0.tag.split(whereSeparator: \.isNewline).joined(separator: " ") }.joined(separator: ", ")), "
+            out += "is compiled into debug AND release binaries.\n"
+        }
         if let module = options.importModule { out += "import \(module)\n" }
         for environment in sorted {
             let typeName = typeNames[environment.tag]!
@@ -318,12 +354,34 @@ public enum CompiledKeyGenerator {
         (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     }
 
-    private static func compilationCondition(_ tag: String) -> String? {
+    /// The compilation condition an environment's table is wrapped in: `DEBUG` for
+    /// `debug`, `!DEBUG` for `release`, and `KEYSMITH_KEYS_<TAG>` (the tag upper-cased, other
+    /// characters as `_`: `staging-eu` → `KEYSMITH_KEYS_STAGING_EU`) for any other tag, so a
+    /// custom environment's keys are in a binary only when the build defines that flag.
+    /// - Parameter tag: The environment tag.
+    /// - Returns: The condition, as written after `#if`.
+    public static func compilationCondition(for tag: String) -> String {
         switch tag.lowercased() {
         case "debug": return "DEBUG"
         case "release": return "!DEBUG"
-        default: return nil
+        default: return "KEYSMITH_KEYS_" + conditionSuffix(tag)
         }
+    }
+
+    private static func compilationCondition(_ tag: String) -> String? {
+        compilationCondition(for: tag)
+    }
+
+    /// `staging` → `STAGING`, `eu-west` → `EU_WEST`, `ci.2` → `CI_2`.
+    static func conditionSuffix(_ tag: String) -> String {
+        let words = tag.split(whereSeparator: { !($0.isLetter || $0.isNumber) || !$0.isASCII })
+        let result = words.map { $0.uppercased() }.joined(separator: "_")
+        return result.isEmpty ? "UNNAMED" : result
+    }
+
+    /// Whether a tag is a custom environment (neither `debug` nor `release`).
+    static func isCustomTag(_ tag: String) -> Bool {
+        !["debug", "release"].contains(tag.lowercased())
     }
 
     /// `debug` → `Debug`, `staging-eu` → `StagingEu`, `2fa` → `_2fa`.

@@ -18,9 +18,12 @@ import Foundation
 ///   as the values; anyone who has the app can recover every key (a `strings` dump will
 ///   not show them, a debugger will). Use compiled keys for environment seeds and
 ///   non-sensitive keys only; ``KeyPolicy`` treats this source as plaintext.
-public struct CompiledKeySource: KeySource {
+public struct CompiledKeySource: KeySource, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
     /// One obfuscated version of one key, as written by the generator.
-    public struct Entry: Sendable {
+    /// Its descriptions and mirror show the name and version only, never the nonce or bytes.
+    public struct Entry: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
         /// The key name.
         public let name: String
         /// The key version.
@@ -42,6 +45,36 @@ public struct CompiledKeySource: KeySource {
             self.nonce = nonce
             self.bytes = bytes
         }
+
+        /// `api_key@2024.06.01`: never the nonce or the bytes.
+        public var description: String { "\(name)@\(version)" }
+        /// The same as ``description``.
+        public var debugDescription: String { description }
+        /// Name, version and length only.
+        public var customMirror: Mirror {
+            Mirror(self, children: ["name": name, "version": version, "byteCount": bytes.count], displayStyle: .struct)
+        }
+    }
+
+    /// `CompiledKeySource(debug, 2 keys, 3 versions)`: never the salt, nonces or bytes.
+    public var description: String {
+        "CompiledKeySource(\(environmentTag), \(entries.count) keys, \(entries.values.reduce(0) { $0 + $1.count }) versions)"
+    }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+
+    /// The environment tag and the key names with their versions; never the salt, nonces
+    /// or bytes.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "environmentTag": environmentTag,
+                "keys": entries.keys.sorted().map { name in
+                    "\(name)@" + (entries[name] ?? []).map(\.version).joined(separator: ",")
+                },
+            ], displayStyle: .struct)
     }
 
     /// Always ``KeySourceKind/compiled``.

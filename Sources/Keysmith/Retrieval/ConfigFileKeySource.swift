@@ -16,10 +16,11 @@ import Foundation
 /// <key>pinning_seed</key> <data>AAECAw==</data>             <!-- plist data: raw bytes -->
 /// ```
 ///
-/// - Nested `{value, version, encoding}`: `value` is **strict base64** (invalid base64 is
-///   an error naming the file and key; it is never silently read as text) unless
-///   `encoding` is `"utf8"`; in a plist, `value` may also be `<data>`. `version` is a
-///   string (or a whole number).
+/// - Nested `{value, version, encoding}`: `value` is **strict, canonical base64** (padded,
+///   no whitespace; anything else is an error naming the file and key; it is never
+///   silently read as text) unless `encoding` is `"utf8"`; in a plist, `value` may also be
+///   `<data>`. `version` is a string (or a whole number, never a boolean). Any other field
+///   (a misspelt `encodng`, `Encoding`, `vesion`) is an error.
 /// - An array of nested entries: several versions of one key, side by side.
 /// - A bare string: the key's UTF-8 text.
 /// - A plist `<data>`: the key's raw bytes.
@@ -32,7 +33,9 @@ import Foundation
 /// - Important: A bundled file is plaintext to anyone who has the app. Keep only
 ///   non-sensitive keys here (API keys you can rotate, environment flags, certificate
 ///   fingerprints); mark sensitive keys in ``KeyPolicy`` so they are never served from it.
-public struct ConfigFileKeySource: KeySource {
+public struct ConfigFileKeySource: KeySource, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
     /// The file format.
     public enum Format: String, Sendable, Hashable {
         /// An XML or binary property list.
@@ -140,6 +143,29 @@ public struct ConfigFileKeySource: KeySource {
         entries.keys.sorted()
     }
 
+    // MARK: Descriptions (never key bytes)
+
+    /// `ConfigFileKeySource(plist, /path/Keys.plist, 3 keys, 4 versions)`: never a value.
+    public var description: String {
+        let versions = entries.values.reduce(0) { $0 + $1.count }
+        return "ConfigFileKeySource(\(format.rawValue), \(path), \(entries.count) keys, \(versions) versions)"
+    }
+
+    /// The same as ``description``: never a value.
+    public var debugDescription: String { description }
+
+    /// Format, path and the key names with their versions; never the bytes.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "format": format.rawValue, "path": path,
+                "keys": entries.keys.sorted().map { name in
+                    "\(name)@" + (entries[name] ?? []).map(\.version).joined(separator: ",")
+                },
+            ], displayStyle: .struct)
+    }
+
     // MARK: Parsing (shared with CompiledKeyGenerator)
 
     /// JSON when the first non-blank byte is `{`, else a property list.
@@ -220,9 +246,20 @@ public struct ConfigFileKeySource: KeySource {
             reason: "the value must be a string, data, or a {value, version} dictionary, not \(typeName(value))")
     }
 
+    /// The only fields a nested entry may have (case-sensitive).
+    static let nestedFields: Set<String> = ["value", "version", "encoding"]
+
     private static func parseNested(_ nested: [String: Any], name: String, path: String, inheritedVersion: String)
         throws -> Entry
     {
+        // A misspelt field ("encodng", "Encoding", "vesion") would otherwise be ignored and
+        // the value silently read the wrong way or under the wrong version.
+        if let unknown = nested.keys.sorted().first(where: { !nestedFields.contains($0) }) {
+            throw KeyRetrievalError.malformedFile(
+                path: path, key: name,
+                reason: "the nested entry has an unknown field \"\(unknown)\" (allowed: \"value\", \"version\", "
+                    + "\"encoding\"; field names are case-sensitive)")
+        }
         let version = try nested["version"].map { try versionText($0, path: path, key: name) } ?? inheritedVersion
         let encoding =
             try nested["encoding"].map { value -> String in
@@ -243,11 +280,13 @@ public struct ConfigFileKeySource: KeySource {
                 path: path, key: name, reason: "\"value\" must be a string or data, not \(typeName(value))")
         }
         if encoding == "base64" {
-            guard let data = Data(base64Encoded: text) else {
+            // Canonical base64 only: decode, re-encode and compare, so extra padding
+            // ("YWJj===="), missing padding, whitespace or stray bits are all errors.
+            guard let data = Data(base64Encoded: text), data.base64EncodedString() == text else {
                 throw KeyRetrievalError.malformedFile(
                     path: path, key: name,
-                    reason: "\"value\" is not valid base64 (check for missing padding, spaces or line "
-                        + "breaks; add \"encoding\": \"utf8\" if the value is plain text)")
+                    reason: "\"value\" is not canonical base64 (check for missing or extra padding, spaces or "
+                        + "line breaks; add \"encoding\": \"utf8\" if the value is plain text)")
             }
             return try entry(name, version, data, path: path)
         }
@@ -265,7 +304,7 @@ public struct ConfigFileKeySource: KeySource {
         if let text = value as? String, !text.isEmpty, !text.contains("@") {
             return text
         }
-        if !(value is String), let number = value as? NSNumber {
+        if !(value is String), !isBoolean(value), let number = value as? NSNumber {
             let double = number.doubleValue
             if double >= 0, double < 1e15, double == double.rounded() {
                 return String(Int64(double))
@@ -273,7 +312,19 @@ public struct ConfigFileKeySource: KeySource {
         }
         throw KeyRetrievalError.malformedFile(
             path: path, key: key,
-            reason: "version must be a non-empty string without \"@\" such as \"2024.06.01\" (or a whole number)")
+            reason: "version must be a non-empty string without \"@\" such as \"2024.06.01\" (or a whole number; "
+                + "not a boolean)")
+    }
+
+    /// Whether a decoded value is a boolean (`true`/`false` in JSON, `<true/>` in a plist),
+    /// which Foundation also bridges to `NSNumber` and `Int`.
+    static func isBoolean(_ value: Any) -> Bool {
+        if type(of: value) == Bool.self { return true }
+        #if canImport(Darwin)
+            if let number = value as? NSNumber, CFGetTypeID(number) == CFBooleanGetTypeID() { return true }
+        #endif
+        if let number = value as? NSNumber, String(cString: number.objCType) == "c" { return true }
+        return false
     }
 
     private static func typeName(_ value: Any) -> String {

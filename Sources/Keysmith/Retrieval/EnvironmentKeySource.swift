@@ -15,10 +15,16 @@ import Foundation
 /// this source has version `env`. The variables are read once, when the source is
 /// created.
 ///
+/// Its `description`, `debugDescription` and mirror (`dump`) show the prefix and how many
+/// variables it holds, never a value: the process environment holds more than keys (tokens,
+/// passwords), and printing the source must not print them.
+///
 /// - Note: ``KeyRetriever`` consults this source in debug builds only, unless the app
 ///   allows it in release (`allowsEnvironmentInRelease`). On iOS devices environment
 ///   variables exist only when the app is launched from Xcode (seed 000, 5.2).
-public struct EnvironmentKeySource: KeySource {
+public struct EnvironmentKeySource: KeySource, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
     /// Always ``KeySourceKind/environment``.
     public var kind: KeySourceKind { .environment }
     /// `Environment`.
@@ -40,6 +46,29 @@ public struct EnvironmentKeySource: KeySource {
         while let value = trimmed, value.hasSuffix("_") { trimmed = String(value.dropLast()) }
         self.prefix = (trimmed?.isEmpty ?? true) ? nil : trimmed
         self.variables = environment
+    }
+
+    /// `EnvironmentKeySource(prefix: XY, 42 variables, 2 prefixed)`: never a value.
+    public var description: String {
+        "EnvironmentKeySource(prefix: \(prefix ?? "none"), \(variables.count) variables, "
+            + "\(prefixedVariableCount) prefixed)"
+    }
+
+    /// The same as ``description``: never a value.
+    public var debugDescription: String { description }
+
+    /// The prefix and counts only; the variables (and their values) are not children.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "prefix": prefix as Any, "variableCount": variables.count, "prefixedVariableCount": prefixedVariableCount,
+            ], displayStyle: .struct)
+    }
+
+    private var prefixedVariableCount: Int {
+        guard let prefix else { return 0 }
+        return variables.keys.reduce(0) { $0 + ($1.hasPrefix(prefix + "_") ? 1 : 0) }
     }
 
     /// The variable names tried for `name`: the name, then `PREFIX_NAME`.

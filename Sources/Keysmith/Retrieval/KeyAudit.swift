@@ -245,7 +245,11 @@ public struct KeyAudit: Sendable, CustomStringConvertible {
             warnings.append(.notServedInThisBuild(identifier: identifier, reason: reason))
         }
 
-        let sensitive = snapshot.policy.isSensitive(identifier)
+        // Sensitive by canonical form (KeyPolicy.canonicalName): the identifier, or the
+        // name any copy is stored under.
+        let identifierSensitive = snapshot.policy.isSensitive(identifier)
+        let sensitive =
+            identifierSensitive || copies.contains { snapshot.policy.isSensitive(identifier, matchedName: $0.copy.name) }
         if sensitive {
             for (copy, _, _) in copies where copy.source.isPlaintext {
                 warnings.append(

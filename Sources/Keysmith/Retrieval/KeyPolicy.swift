@@ -11,9 +11,11 @@
 /// let retriever = KeyRetriever(sources: sources, policy: policy)
 /// ```
 ///
-/// A key counts as sensitive when the requested identifier, or any of its candidate names
-/// (``KeyCandidates``), is listed: marking `db_encryption_key` also covers a request for
-/// `dbEncryptionKey`.
+/// A key counts as sensitive when the requested identifier, any of its candidate names
+/// (``KeyCandidates``), or the stored name that answered has the same canonical form
+/// (``canonicalName(_:)``: snake_case, lower-cased, without `_test`/`_prod`) as a listed
+/// name: marking `db_encryption_key` also covers `dbEncryptionKey`, `DB_ENCRYPTION_KEY_PROD`
+/// and a plist entry `dbEncryptionKey` found for a request of `db_encryption_key_prod`.
 ///
 /// Whatever the build, when a source *fails* (keychain locked, file unreadable) during
 /// the lookup of a sensitive key, the lookup stops with that error rather than moving on
@@ -45,13 +47,43 @@ public struct KeyPolicy: Sendable, Hashable, CustomStringConvertible {
         self.enforcement = enforcement
     }
 
-    /// Whether `identifier` is sensitive: it, or one of its candidate names, is listed.
+    /// Whether `identifier` is sensitive: it, or one of its candidate names, is listed, or
+    /// canonicalises (``canonicalName(_:)``) to the canonical form of a listed name.
+    ///
+    /// Canonical forms make the policy independent of spelling: listing `db_key` covers
+    /// `DB_KEY`, `dbKey` and `DB_KEY_PROD`; listing `dbEncryptionKey` covers
+    /// `db_encryption_key_prod`.
     /// - Parameter identifier: A requested or stored identifier.
     /// - Returns: `true` when the key is sensitive.
     public func isSensitive(_ identifier: String) -> Bool {
-        guard !sensitiveIdentifiers.isEmpty else { return false }
+        guard !sensitiveIdentifiers.isEmpty, !identifier.isEmpty else { return false }
         if sensitiveIdentifiers.contains(identifier) { return true }
-        return KeyCandidates.names(for: identifier).contains(where: sensitiveIdentifiers.contains)
+        let candidates = KeyCandidates.names(for: identifier)
+        if candidates.contains(where: sensitiveIdentifiers.contains) { return true }
+        let listed = Set(sensitiveIdentifiers.map(KeyPolicy.canonicalName))
+        return candidates.contains { listed.contains(KeyPolicy.canonicalName($0)) }
+    }
+
+    /// Whether a lookup is sensitive: the requested identifier (or one of its candidates)
+    /// is sensitive, or the name the key was actually found under is.
+    /// - Parameters:
+    ///   - identifier: The requested identifier.
+    ///   - matchedName: The stored name that answered, if known.
+    /// - Returns: `true` when the key is sensitive.
+    public func isSensitive(_ identifier: String, matchedName: String?) -> Bool {
+        isSensitive(identifier) || (matchedName.map(isSensitive) ?? false)
+    }
+
+    /// The spelling-independent form of a name used to decide sensitivity: camelCase turned
+    /// into snake_case, lower-cased, and every trailing `_test`/`_prod` removed
+    /// (`dbEncryptionKey`, `DB_ENCRYPTION_KEY_PROD` and `db_encryption_key` all give
+    /// `db_encryption_key`).
+    /// - Parameter name: A listed, requested or stored name.
+    /// - Returns: The canonical form.
+    public static func canonicalName(_ name: String) -> String {
+        var result = (KeyCandidates.snakeCase(fromCamelCase: name) ?? name).lowercased()
+        while let stripped = KeyCandidates.strippingEnvironmentSuffix(result) { result = stripped }
+        return result
     }
 
     /// Whether the plaintext rule applies in a build.

@@ -468,14 +468,22 @@ public final class KeyRetriever: Sendable {
         case .leader(let flight, let snapshot):
             let clock = ContinuousClock()
             let start = clock.now
+            // An answer found while a higher-priority source failed (keychain locked) is a
+            // fallback: serve it, but do not cache it, so the better copy wins once the
+            // source recovers.
+            var sourceFailed = false
             let result = Result {
-                try KeyRetriever.lookup(identifier, selector: selector, snapshot: snapshot, recorder: nil)
+                try KeyRetriever.lookup(
+                    identifier, selector: selector, snapshot: snapshot, recorder: nil, sourceFailed: &sourceFailed)
             }
+            let cacheable = !sourceFailed
             let expiry = timeToLive.map { KeyRetrieverCache.now() &+ $0 } ?? UInt64.max
             let cached = state.withLock { state -> Bool in
                 let key = FlightKey(tag: snapshot.tagID, identifier: identifier, selector: selector)
                 if state.inFlight[key] === flight { state.inFlight[key] = nil }
-                guard state.generation == snapshot.generation, case .success(let info?) = result else { return false }
+                guard cacheable, state.generation == snapshot.generation, case .success(let info?) = result else {
+                    return false
+                }
                 switch selector {
                 case .newest:
                     state.cache.storeNewest(
@@ -503,9 +511,20 @@ public final class KeyRetriever: Sendable {
     static func lookup(
         _ identifier: String, selector: Selector, snapshot: Snapshot, recorder: KeyLookupRecorder?
     ) throws -> KeyInfo? {
+        var sourceFailed = false
+        return try lookup(
+            identifier, selector: selector, snapshot: snapshot, recorder: recorder, sourceFailed: &sourceFailed)
+    }
+
+    /// The lookup itself; `sourceFailed` is set when a source failed before the answer was
+    /// found (the answer then came from a lower-priority source and must not be cached).
+    static func lookup(
+        _ identifier: String, selector: Selector, snapshot: Snapshot, recorder: KeyLookupRecorder?,
+        sourceFailed: inout Bool
+    ) throws -> KeyInfo? {
         let candidates = KeyCandidates.names(for: identifier)
         let sensitive = snapshot.policy.isSensitive(identifier)
-        let enforcing = sensitive && snapshot.policy.isEnforced(isRelease: snapshot.environment.isRelease)
+        let enforced = snapshot.policy.isEnforced(isRelease: snapshot.environment.isRelease)
         for source in snapshot.ordered {
             let sourceStart = recorder?.now()
             if source.kind == .environment, snapshot.environment.isRelease, !snapshot.allowsEnvironmentInRelease {
@@ -532,6 +551,7 @@ public final class KeyRetriever: Sendable {
                             identifier: identifier, source: source.kind, sourceDescription: source.sourceDescription,
                             underlying: error)
                     }
+                    sourceFailed = true
                     break candidates
                 }
                 if records.isEmpty {
@@ -548,7 +568,9 @@ public final class KeyRetriever: Sendable {
                     }
                     continue
                 }
-                if enforcing, source.kind.isPlaintext {
+                if source.kind.isPlaintext, enforced,
+                    sensitive || snapshot.policy.isSensitive(identifier, matchedName: chosen.matchedName)
+                {
                     if let recorder, let start {
                         recorder.record(
                             source, candidate: candidate,

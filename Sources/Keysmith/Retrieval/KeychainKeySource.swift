@@ -170,16 +170,27 @@ public struct KeychainKeySource: KeySource {
     }
 
     /// Removes the versions of a key older than `version` (after a rotation, once no data
-    /// encrypted with them remains).
+    /// encrypted with them remains). The newest version is never removed, even when it is
+    /// older than `version`: retiring old keys must not leave the key without any version
+    /// (use ``remove(_:version:)`` to delete a key outright).
     /// - Parameters:
     ///   - identifier: The key name.
-    ///   - version: Versions below this one are removed; it and newer ones stay.
+    ///   - version: A numeric version such as `2024.07.01`; versions below it are removed,
+    ///     it and newer ones stay, and so does the newest stored version.
     /// - Returns: The number of items removed.
-    /// - Throws: ``KeyRetrievalError/keychain(operation:status:service:account:)`` on failure.
+    /// - Throws: ``KeyRetrievalError/invalidVersion(_:reason:)`` when `version` is not
+    ///   numeric (a label such as `builtin` has no meaningful "older than");
+    ///   ``KeyRetrievalError/keychain(operation:status:service:account:)`` on failure.
     @discardableResult
     public func removeVersions(of identifier: String, olderThan version: String) throws -> Int {
         let limit = KeyVersion(version)
-        let doomed = try items(named: identifier, withData: false).filter { KeyVersion($0.version) < limit }
+        guard limit.isNumeric else {
+            throw KeyRetrievalError.invalidVersion(
+                version, reason: "olderThan must be a numeric version such as 2024.07.01")
+        }
+        let all = try items(named: identifier, withData: false)
+        guard let newest = all.map({ KeyVersion($0.version) }).max() else { return 0 }
+        let doomed = all.filter { KeyVersion($0.version) < limit && KeyVersion($0.version) != newest }
         for item in doomed { try delete(item) }
         return doomed.count
     }

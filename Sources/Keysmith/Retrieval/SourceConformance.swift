@@ -21,6 +21,9 @@ import Foundation
 ///   missing finds nothing unless it is listed itself (the retriever tries spellings
 ///   itself, in a fixed order);
 /// - records' `description`, `debugDescription` and `location` never contain the key bytes;
+/// - the source itself never shows them either: `String(describing:)`,
+///   `String(reflecting:)` and `dump` of the source contain none of its keys' bytes (as
+///   text, hex or base64);
 /// - lookups are repeatable and safe from several concurrent tasks at once (child tasks,
 ///   so task-local state such as a test's scoped keychain stays in force);
 /// - the keys you say the source holds are there, with the versions you say.
@@ -96,6 +99,12 @@ public enum SourceConformance {
         if Set(names).count != names.count { problems.append("identifiers() lists some names more than once") }
         let listed = Set(names)
 
+        // The source's own texts, checked against every record's bytes below.
+        var dumped = ""
+        dump(source, to: &dumped)
+        let sourceTexts = [String(describing: source), String(reflecting: source), dumped]
+        var sourceLeaks: Set<String> = []
+
         var snapshot: [String: [String]] = [:]
         for name in listed.sorted() {
             let records: [KeyInfo]
@@ -123,6 +132,12 @@ public enum SourceConformance {
                 if leaks(record) {
                     problems.append(
                         "the description, debugDescription or location of \"\(name)\" contains the key bytes")
+                }
+                if !sourceLeaks.contains(name), leaks(record.data, into: sourceTexts) {
+                    sourceLeaks.insert(name)
+                    problems.append(
+                        "String(describing:), String(reflecting:) or dump of the source contains the bytes of "
+                            + "\"\(name)\"; give the source a redacting description, debugDescription and customMirror")
                 }
             }
             snapshot[name] = records.map(\.version).sorted()
@@ -175,13 +190,42 @@ public enum SourceConformance {
     /// Whether a record's texts contain its bytes (as text, when they are text of at least
     /// four characters, or as hex or base64).
     private static func leaks(_ record: KeyInfo) -> Bool {
-        let texts = [record.description, record.debugDescription, record.location, "\(record)"]
+        leaks(record.data, into: [record.description, record.debugDescription, record.location, "\(record)"])
+    }
+
+    /// Whether any text contains `data` as UTF-8 text, lower- or upper-case hex, or base64
+    /// (with or without padding). Keys shorter than four bytes are not checked (too many
+    /// false alarms).
+    private static func leaks(_ data: Data, into texts: [String]) -> Bool {
+        guard data.count >= 4 else { return false }
         var needles: [String] = []
-        if record.data.count >= 4, let text = String(data: record.data, encoding: .utf8) { needles.append(text) }
-        if record.data.count >= 4 {
-            needles.append(record.data.map { String(format: "%02x", $0) }.joined())
-            needles.append(record.data.base64EncodedString())
+        if let text = String(data: data, encoding: .utf8) { needles.append(text) }
+        let hex = data.map { String(format: "%02x", $0) }.joined()
+        needles.append(hex)
+        needles.append(hex.uppercased())
+        let base64 = data.base64EncodedString()
+        needles.append(base64)
+        var unpadded = base64
+        while unpadded.hasSuffix("=") { unpadded.removeLast() }
+        needles.append(unpadded)
+        if needles.contains(where: { needle in texts.contains { $0.contains(needle) } }) { return true }
+        return texts.contains { containsDumpedBytes($0, data) }
+    }
+
+    /// Whether a `dump` output lists `data`'s bytes one per line (`- 83`, `- 51`, ...), as
+    /// the default mirror of `Data` or `[UInt8]` prints them.
+    private static func containsDumpedBytes(_ text: String, _ data: Data) -> Bool {
+        let wanted = Array(data)
+        var run: [UInt8] = []
+        for line in text.split(whereSeparator: \.isNewline) {
+            let trimmed = line.drop { $0 == " " }
+            if trimmed.hasPrefix("- "), let byte = UInt8(trimmed.dropFirst(2)) {
+                run.append(byte)
+                if run.count >= wanted.count, Array(run.suffix(wanted.count)) == wanted { return true }
+            } else {
+                run.removeAll()
+            }
         }
-        return needles.contains { needle in texts.contains { $0.contains(needle) } }
+        return false
     }
 }

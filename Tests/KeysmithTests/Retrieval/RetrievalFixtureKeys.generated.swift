@@ -4,6 +4,10 @@
 // Obfuscation is not secrecy: anyone with this binary can recover them. Only
 // non-sensitive keys belong here; keep sensitive keys in the keychain. Do not commit
 // this file if it holds real keys.
+//
+// WARNING: custom environments are compiled only when their flag is defined; define it
+// only in the builds that should carry those keys (never in App Store builds):
+//   staging: KEYSMITH_KEYS_STAGING  (swiftSettings: [.define("KEYSMITH_KEYS_STAGING")], or Xcode's Active Compilation Conditions)
 import Keysmith
 
 #if DEBUG
@@ -50,6 +54,7 @@ internal enum RetrievalFixtureKeysRelease {
 }
 #endif
 
+#if KEYSMITH_KEYS_STAGING
 /// Compiled keys for the "staging" environment (obfuscated, not secret).
 internal enum RetrievalFixtureKeysStaging {
     /// The key source for this environment.
@@ -67,6 +72,7 @@ internal enum RetrievalFixtureKeysStaging {
         ]
     )
 }
+#endif
 
 /// The compiled key sources of this build, by environment tag.
 internal enum RetrievalFixtureKeys {
@@ -79,7 +85,9 @@ internal enum RetrievalFixtureKeys {
         #if !DEBUG
         sources["release"] = RetrievalFixtureKeysRelease.source
         #endif
+        #if KEYSMITH_KEYS_STAGING
         sources["staging"] = RetrievalFixtureKeysStaging.source
+        #endif
         return sources
     }()
 

@@ -154,3 +154,11 @@ final class RetrievalLogCollector: @unchecked Sendable {
         return collected
     }
 }
+
+/// Test sources follow the same rule as the built-in ones: printing or dumping the source
+/// never shows key bytes (SourceConformance checks it).
+extension RetrievalCountingSource: CustomReflectable {
+    var customMirror: Mirror {
+        Mirror(self, children: ["kind": kind, "sourceDescription": sourceDescription, "names": keys.keys.sorted()])
+    }
+}
