@@ -22,8 +22,13 @@ public struct BiometryCapability: Sendable {
         /// Biometry is available and enrolled.
         case available
         /// Biometry cannot be used; the reason says why (no hardware, nothing enrolled,
-        /// locked out, simulator, platform without an authenticator).
+        /// simulator, platform without an authenticator).
         case unavailable(reason: String)
+        /// Biometry exists and is enrolled but is locked out after too many failed attempts
+        /// (`LAError.biometryLockout`) until the user enters the passcode. Temporary: a
+        /// biometric-protected write reports an error instead of falling back to an
+        /// unprotected item.
+        case lockedOut(reason: String)
 
         /// Whether biometry can be used.
         public var isAvailable: Bool {
@@ -36,6 +41,7 @@ public struct BiometryCapability: Sendable {
             switch self {
             case .available: return "available"
             case .unavailable(let reason): return "unavailable: \(reason)"
+            case .lockedOut(let reason): return "locked out: \(reason)"
             }
         }
     }
@@ -64,7 +70,8 @@ public struct BiometryCapability: Sendable {
     public func availability() -> Availability { check() }
 }
 
-#if canImport(LocalAuthentication)
+#if canImport(LocalAuthentication) && (os(iOS) || os(macOS) || os(visionOS))
+// `LAPolicy.deviceOwnerAuthenticationWithBiometrics` exists only on these platforms.
 private func systemAvailability() -> BiometryCapability.Availability {
     #if targetEnvironment(simulator)
     return .unavailable(reason: "the simulator has no biometric hardware; items would prompt for a passcode on every read")
@@ -74,9 +81,20 @@ private func systemAvailability() -> BiometryCapability.Availability {
     if context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: &error) {
         return .available
     }
+    if let error, error.domain == LAErrorDomain, error.code == LAError.Code.biometryLockout.rawValue {
+        return .lockedOut(reason: error.localizedDescription)
+    }
     return .unavailable(reason: error?.localizedDescription ?? "biometry cannot be evaluated on this device")
     #endif
 }
+#elseif canImport(LocalAuthentication)
+// watchOS and tvOS: LocalAuthentication exists, biometric evaluation does not.
+private func systemAvailability() -> BiometryCapability.Availability {
+    .unavailable(reason: "biometric authentication is not available on this platform")
+}
+#endif
+
+#if canImport(LocalAuthentication)
 
 /// The query attributes that carry an authentication prompt: an `LAContext` whose
 /// `localizedReason` is the prompt.

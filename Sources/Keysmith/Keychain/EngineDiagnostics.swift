@@ -14,3 +14,27 @@ func lastEngineDiagnosis() -> String? { nil }
 /// The keychain's own diagnosis of the last failed call on this thread.
 func lastEngineDiagnosis() -> String? { KeychainDiagnostics.lastFailureDescription }
 #endif
+
+/// Whether the last keychain call a store made on this thread was failed by an
+/// ``ErrorInjection`` instead of reaching the keychain. An injected status has no engine
+/// diagnosis: the engine's record on this thread belongs to an earlier, real call, and
+/// must not be attached to the injected failure.
+enum InjectedCallMarker {
+    private static let key = "com.keysmith.lastCallInjected"
+
+    /// Records whether the call about to be reported was injected.
+    static func record(injected: Bool) {
+        Thread.current.threadDictionary[key] = injected
+    }
+
+    /// Whether the last recorded call on this thread was injected.
+    static var lastCallWasInjected: Bool {
+        (Thread.current.threadDictionary[key] as? Bool) ?? false
+    }
+}
+
+/// The engine diagnosis for a failure of the call just made on this thread, or `nil` when
+/// that call was injected.
+func diagnosisOfLastCall() -> String? {
+    InjectedCallMarker.lastCallWasInjected ? nil : lastEngineDiagnosis()
+}

@@ -15,13 +15,16 @@ public struct InternetServer: Sendable, Hashable, CustomStringConvertible {
     public let host: String
     /// The protocol (`kSecAttrProtocol`).
     public let `protocol`: InternetProtocol
-    /// The port (`kSecAttrPort`), or `nil` to leave it unset (stored as 0, matched as any).
+    /// The port (`kSecAttrPort`), or `nil` for none (stored and matched as 0: a store without
+    /// a port never touches the passwords of a specific port).
     public let port: Int?
-    /// The path (`kSecAttrPath`), or `nil`.
+    /// The path (`kSecAttrPath`), or `nil` for none (stored and matched as "").
     public let path: String?
-    /// The authentication type (`kSecAttrAuthenticationType`), or `nil`.
+    /// The authentication type (`kSecAttrAuthenticationType`), or `nil` for none (stored and
+    /// matched as "").
     public let authenticationType: InternetAuthenticationType?
-    /// The security domain or realm (`kSecAttrSecurityDomain`), or `nil`.
+    /// The security domain or realm (`kSecAttrSecurityDomain`), or `nil` for none (stored and
+    /// matched as "").
     public let securityDomain: String?
 
     /// Creates a server description.

@@ -27,20 +27,19 @@ public enum KeychainItemClass: Sendable, Hashable, CustomStringConvertible {
         case .genericPassword(let service):
             return [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service]
         case .internetPassword(let server):
-            var attributes: [String: Any] = [
+            // Every primary-key attribute is pinned, the unset ones to the value the keychain
+            // stores for them (0 or ""): an attribute missing from a query is a wildcard in
+            // SecItemUpdate and SecItemDelete, so a store without a port would otherwise
+            // overwrite and delete the passwords of every port, path and realm of the host.
+            return [
                 kSecClass as String: kSecClassInternetPassword,
                 kSecAttrServer as String: server.host,
                 kSecAttrProtocol as String: server.protocol.secValue,
+                kSecAttrPort as String: server.port ?? 0,
+                kSecAttrPath as String: server.path ?? "",
+                kSecAttrAuthenticationType as String: server.authenticationType.map { $0.secValue as String } ?? "",
+                kSecAttrSecurityDomain as String: server.securityDomain ?? "",
             ]
-            if let port = server.port { attributes[kSecAttrPort as String] = port }
-            if let path = server.path { attributes[kSecAttrPath as String] = path }
-            if let authenticationType = server.authenticationType {
-                attributes[kSecAttrAuthenticationType as String] = authenticationType.secValue
-            }
-            if let securityDomain = server.securityDomain {
-                attributes[kSecAttrSecurityDomain as String] = securityDomain
-            }
-            return attributes
         }
     }
 

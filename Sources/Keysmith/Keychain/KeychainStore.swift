@@ -149,6 +149,18 @@ public struct KeychainStore: Sendable {
             synchronizable: synchronizable, accessPolicy: accessPolicy, errorInjection: errorInjection)
     }
 
+    /// A copy of this store confined to one access group: for reading or deleting exactly
+    /// the item found in that group, never the same key in the app's other groups.
+    /// - Parameter group: The access group, or `nil` to keep this store's.
+    /// - Returns: The store.
+    /// - Throws: ``KeychainError`` for an empty group name.
+    func pinned(toAccessGroup group: String?) throws(KeychainError) -> KeychainStore {
+        guard let group else { return self }
+        return try KeychainStore(
+            itemClass: itemClass, accessGroup: group, accessibility: accessibility, synchronizable: synchronizable,
+            accessPolicy: accessPolicy, errorInjection: errorInjection)
+    }
+
     // MARK: - Writing
 
     /// Stores `data` under `key`, replacing any existing value.
@@ -473,12 +485,17 @@ public struct KeychainStore: Sendable {
 
     /// Runs one SecItem call, unless the error injection fails it first.
     func call(_ operation: KeychainError.Operation, key: String?, _ body: () -> OSStatus) -> OSStatus {
-        if let injected = errorInjection?.consume(operation) { return injected }
+        if let injected = errorInjection?.consume(operation) {
+            InjectedCallMarker.record(injected: true)
+            return injected
+        }
+        InjectedCallMarker.record(injected: false)
         return body()
     }
 
-    /// The error for a failed call, with the keychain's own diagnosis where there is one.
+    /// The error for a failed call, with the keychain's own diagnosis where there is one
+    /// (never for an injected status: the engine's record is then from an earlier call).
     func failure(_ status: OSStatus, _ operation: KeychainError.Operation, key: String?) -> KeychainError {
-        KeychainError(status: status, operation: operation, service: service, key: key, detail: lastEngineDiagnosis())
+        KeychainError(status: status, operation: operation, service: service, key: key, detail: diagnosisOfLastCall())
     }
 }

@@ -26,14 +26,19 @@ public enum BiometricProtection: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension SecureStore {
-    /// Stores `value` so that reading it needs biometry, where biometry can be used.
+    /// Stores `value` behind `policy`, falling back to the plain accessibility only where a
+    /// biometric policy cannot be satisfied.
     ///
-    /// Checks ``Configuration/biometry`` first (seed 004, 4.4 and 6.1). Where biometry is
+    /// A policy that ``AccessPolicy/requiresBiometry`` (the default
+    /// ``AccessPolicy/biometryCurrentSet``, ``AccessPolicy/biometryAny``) checks
+    /// ``Configuration/biometry`` first (seed 004, 4.4 and 6.1). Where biometry is
     /// available, the item gets `policy` with ``Configuration/biometricAccessibility``;
     /// where it is not (Linux without an authenticator, the simulator, a device with
     /// nothing enrolled), the value is stored with the plain
     /// ``Configuration/accessibility`` and the result says so, instead of creating an
-    /// item that prompts in a loop or can never be read.
+    /// item that prompts in a loop or can never be read. A policy that the passcode can
+    /// satisfy (``AccessPolicy/userPresence``, ``AccessPolicy/devicePasscode``) is always
+    /// applied, without a biometry check.
     ///
     /// ```swift
     /// switch try store.setBiometricProtected("pin", pin, in: "local_pin") {
@@ -49,9 +54,16 @@ extension SecureStore {
     ///   - namespace: The namespace (default ``Namespace/default``).
     ///   - policy: The access policy (default ``AccessPolicy/biometryCurrentSet``).
     /// - Returns: Whether the value is protected or stored with the fallback.
-    /// - Throws: ``SecureStoreError``, as ``set(_:_:in:)``.
-    /// - Note: On failure the previous value stays in place. Reading a protected value
-    ///   prompts: read it in the foreground and handle ``SecureStoreError/Code/userCanceled``.
+    /// - Throws: ``SecureStoreError``, as ``set(_:_:in:)``; and
+    ///   ``SecureStoreError/Code/authFailed`` when biometry is locked out
+    ///   (``BiometryCapability/Availability/lockedOut(reason:)``): the value is not stored
+    ///   unprotected, and the previous value stays; retry after the user unlocks biometry
+    ///   with the passcode.
+    /// - Note: On failure the previous value stays in place, except on the fallback path:
+    ///   there an existing item is removed before the plain one is written (a keychain
+    ///   update cannot strip an access policy), so a failed write after that removal leaves
+    ///   no value. Reading a protected value prompts: read it in the foreground and handle
+    ///   ``SecureStoreError/Code/userCanceled``.
     @discardableResult
     public func setBiometricProtected<Value: Encodable>(
         _ key: String, _ value: Value, in namespace: Namespace = .default, policy: AccessPolicy = .biometryCurrentSet
@@ -59,19 +71,41 @@ extension SecureStore {
         var result = BiometricProtection.protected(policy)
         try logged(.setBiometricProtected, key: key, namespace: namespace) { () throws(SecureStoreError) in
             let data = try ValueCoding.encode(value, key: key, namespace: namespace.name, sizeLimit: configuration.sizeLimit)
-            let protection: ItemProtection
-            switch configuration.biometry.availability() {
-            case .available:
-                protection = .accessControl(policy, accessibility: configuration.biometricAccessibility)
+            var fallbackReason: String?
+            if policy.requiresBiometry {
+                switch configuration.biometry.availability() {
+                case .available:
+                    break
+                case .unavailable(let reason):
+                    fallbackReason = reason
+                case .lockedOut(let reason):
+                    throw SecureStoreError(
+                        .authFailed,
+                        message: "Biometry is locked out (\(reason)), so the value was not stored with \(policy) and "
+                            + "was not stored unprotected either; the previous value is unchanged. Ask the user to "
+                            + "unlock biometry with the device passcode, then store it again.",
+                        key: key, namespace: namespace.name)
+                }
+            }
+            let itemService = service(for: namespace)
+            if let fallbackReason {
+                result = .fellBack(accessibility: configuration.accessibility, reason: fallbackReason)
+                try keychain(key: key, namespace: namespace) { () throws(KeychainError) in
+                    // An update keeps the access policy of an existing protected item: remove
+                    // it so that the plain item the result promises is what is stored.
+                    try provider.removeItem(key: key, service: itemService)
+                    try provider.setItem(data, key: key, service: itemService, protection: .standard)
+                }
+            } else {
                 result = .protected(policy)
-            case .unavailable(let reason):
-                protection = .standard
-                result = .fellBack(accessibility: configuration.accessibility, reason: reason)
+                try keychain(key: key, namespace: namespace) { () throws(KeychainError) in
+                    try provider.setItem(
+                        data, key: key, service: itemService,
+                        protection: .accessControl(policy, accessibility: configuration.biometricAccessibility))
+                }
             }
-            try keychain(key: key, namespace: namespace) { () throws(KeychainError) in
-                try provider.setItem(data, key: key, service: service(for: namespace), protection: protection)
-            }
-            if case .fellBack(_, let reason) = result { return .fellBack(reason: reason) }
+            recordNamespace(namespace)
+            if let fallbackReason { return .fellBack(reason: fallbackReason) }
             return .success
         }
         return result

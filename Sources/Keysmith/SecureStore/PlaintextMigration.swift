@@ -139,6 +139,7 @@ extension SecureStore {
                         detail: "The migrated copy did not read back identical; the plaintext copy was kept.")
                 }
             }
+            recordNamespace(namespace)
             outcome = .migrated
             return .success
         }

@@ -5,30 +5,42 @@ import KeychainServices
 /// 5.1 "坑二", seed 004, 6.2).
 ///
 /// iOS keeps keychain items when an app is deleted; ordinary preferences (`UserDefaults`)
-/// are deleted with it. So a launch marker in the preferences tells a first launch after a
-/// (re)install apart from an ordinary launch: if the marker is missing, the store's
-/// leftover items (every namespace under its service prefix) are removed, then the marker
-/// is set. This is opt-in: call it early at launch, before reading the store.
+/// are deleted with it. So the cleanup keeps two marks, set together the first time it
+/// runs: a launch marker in the preferences, and a sentinel item in the keychain. A later
+/// launch that finds the keychain sentinel but not the preferences marker is the first
+/// launch after a reinstall, and only then are the store's leftover items removed: the
+/// namespaces this store recorded writing to (never other services that merely start with
+/// its prefix, such as another store's `<prefix>.keys`). This is opt-in: call it early at
+/// launch, before reading the store.
 ///
 /// ```swift
 /// try store.removeLeftoversAfterReinstall(
 ///     cleanup: ReinstallCleanup(upgradeIndicatorKeys: ["onboarding_done"]))
 /// ```
 ///
-/// - Note: The first version that adopts this must not wipe its existing users' data on
-///   update: list a preferences key that earlier versions always set in
-///   ``upgradeIndicatorKeys``. If one is present, the launch is an update, and only the
-///   marker is set.
+/// - Note: When neither mark exists (a fresh install, or the first launch of the version
+///   that adopts the cleanup) both are set and nothing is removed, so adopting the cleanup
+///   never wipes existing users' data. A cleanup only removes data after a reinstall of an
+///   app version that had already run it. ``upgradeIndicatorKeys`` add a further guard: if
+///   one is present, the launch is treated as an update even when the sentinel exists.
+/// - Note: With a `nil` access group the store's namespaces are removed in every access
+///   group the app can use (Apple's rule for queries without `kSecAttrAccessGroup`); give
+///   the store an explicit access group to confine the cleanup to it.
 public struct ReinstallCleanup: Sendable, Hashable {
     /// What a run found and did.
     public enum Outcome: Sendable, Hashable {
         /// The marker was present: an ordinary launch; nothing was removed.
         case notFirstLaunch
         /// The marker was missing but an upgrade indicator was present: an update from a
-        /// version without the marker; the marker was set and nothing was removed.
+        /// version without the marker; the marker and sentinel were set and nothing was
+        /// removed.
         case markedExistingInstall
-        /// First launch after an install: the items of these namespaces were removed (none
-        /// on a fresh install) and the marker was set.
+        /// Neither the marker nor the keychain sentinel existed: a fresh install, or the
+        /// first launch of the version that adopts the cleanup. Both were set; nothing was
+        /// removed.
+        case firstRun
+        /// First launch after a reinstall (the keychain sentinel existed, the marker did
+        /// not): the items of these namespaces were removed and the marker was set.
         case cleaned(namespaces: [Namespace])
     }
 
@@ -49,29 +61,51 @@ public struct ReinstallCleanup: Sendable, Hashable {
 }
 
 extension SecureStore {
-    /// Removes this store's leftover items on the first launch after a (re)install; see
+    /// Removes this store's leftover items on the first launch after a reinstall; see
     /// ``ReinstallCleanup``.
     ///
     /// - Parameters:
     ///   - defaults: The preferences that hold the marker (default `.standard`).
     ///   - cleanup: The marker key and upgrade indicators.
     /// - Returns: What was found and done.
-    /// - Throws: ``SecureStoreError`` when items cannot be removed; the marker is then not
-    ///   set, so the next launch tries again.
+    /// - Throws: ``SecureStoreError`` when the sentinel cannot be read or written, or items
+    ///   cannot be removed; the marker is then not set, so the next launch tries again.
     @discardableResult
     public func removeLeftoversAfterReinstall(
         defaults: UserDefaults = .standard, cleanup: ReinstallCleanup = ReinstallCleanup()
     ) throws(SecureStoreError) -> ReinstallCleanup.Outcome {
         let marker = cleanup.markerKey ?? "\(configuration.servicePrefix).installed"
-        if defaults.bool(forKey: marker) { return .notFirstLaunch }
-        if cleanup.upgradeIndicatorKeys.contains(where: { defaults.object(forKey: $0) != nil }) {
+        let registry: NamespaceRegistry
+        let hasSentinel: Bool
+        do {
+            registry = try NamespaceRegistry(configuration: configuration)
+            hasSentinel = try registry.hasSentinel()
+        } catch {
+            throw SecureStoreError(error, key: nil, namespace: nil)
+        }
+        if defaults.bool(forKey: marker) {
+            // The keychain was reset under an existing install (a restore to another device):
+            // put the sentinel back, best effort, so that a later reinstall is recognized.
+            if !hasSentinel { try? registry.setSentinel() }
+            return .notFirstLaunch
+        }
+        let isUpdate = cleanup.upgradeIndicatorKeys.contains(where: { defaults.object(forKey: $0) != nil })
+        if isUpdate || !hasSentinel {
+            do {
+                if !hasSentinel { try registry.setSentinel() }
+            } catch {
+                throw SecureStoreError(error, key: nil, namespace: nil)
+            }
             defaults.set(true, forKey: marker)
             log(.reinstallCleanup, key: nil, namespace: Namespace("*"), outcome: .skipped)
-            return .markedExistingInstall
+            return isUpdate ? .markedExistingInstall : .firstRun
         }
         let leftovers = try namespaces()
         for namespace in leftovers {
             try resetNamespace(namespace)
+        }
+        for namespace in try recordedNamespaces() {
+            try? registry.forget(namespace)
         }
         defaults.set(true, forKey: marker)
         log(.reinstallCleanup, key: nil, namespace: Namespace("*"), outcome: .success)

@@ -160,6 +160,7 @@ public struct SecureStore: Sendable {
             try keychain(key: key, namespace: namespace) { () throws(KeychainError) in
                 try provider.setItem(data, key: key, service: service(for: namespace), protection: .standard)
             }
+            recordNamespace(namespace)
             return .success
         }
     }
@@ -250,14 +251,22 @@ public struct SecureStore: Sendable {
         }
     }
 
-    /// The namespaces that hold at least one value.
+    /// The namespaces this store wrote to that hold at least one value.
+    ///
+    /// The store records each namespace it writes to (in a keychain registry item), so
+    /// services of other stores that merely start with the same prefix (another store's
+    /// `<prefix>.keys`) are never listed as this store's.
     /// - Returns: The namespaces, sorted.
     /// - Throws: ``SecureStoreError``.
+    /// - Note: Namespaces written by versions of Keysmith without the registry are not
+    ///   listed until the store writes to them again.
     public func namespaces() throws(SecureStoreError) -> [Namespace] {
         let prefix = configuration.servicePrefix + "."
+        let recorded = try recordedNamespaces()
+        guard !recorded.isEmpty else { return [] }
         do {
-            return try provider.services(withPrefix: prefix).map { Namespace(String($0.dropFirst(prefix.count))) }
-                .filter { !$0.name.isEmpty }
+            let present = Set(try provider.services(withPrefix: prefix).map { String($0.dropFirst(prefix.count)) })
+            return recorded.filter { present.contains($0.name) }
         } catch {
             throw SecureStoreError(error, key: nil, namespace: nil)
         }

@@ -163,7 +163,8 @@ extension KeychainStore {
         if let accessGroup { query[kSecAttrAccessGroup as String] = accessGroup }
         var result: CFTypeRef?
         let status: OSStatus
-        if let injected = errorInjection?.consume(.copyMatching) {
+        let injected = errorInjection?.consume(.copyMatching)
+        if let injected {
             status = injected
         } else {
             status = SecItemCopyMatching(query as CFDictionary, &result)
@@ -180,7 +181,8 @@ extension KeychainStore {
             return []
         default:
             throw KeychainError(
-                status: status, operation: .copyMatching, service: nil, key: nil, detail: lastEngineDiagnosis())
+                status: status, operation: .copyMatching, service: nil, key: nil,
+                detail: injected == nil ? lastEngineDiagnosis() : nil)
         }
     }
 }

@@ -55,12 +55,22 @@ public struct ServiceMigration: Sendable {
     }
 
     /// Migrates `keys`, or every key of the source.
+    ///
+    /// Each source item is resolved to the access group it actually lives in, and only that
+    /// item is deleted, and only after the destination holds a different item with the same
+    /// bytes (or already had the key). When source and destination share the class and
+    /// service, the source's own item is never taken for the destination's copy.
+    ///
     /// - Parameters:
     ///   - keys: The keys to migrate, or `nil` for all of the source's keys.
     ///   - progress: Called after each key with the key and what happened (for logging).
     /// - Returns: What happened to each key.
     /// - Throws: ``KeychainError`` from the first key that fails; that key's source copy is
-    ///   left in place, and keys before it are fully migrated.
+    ///   left in place, and keys before it are fully migrated. ``KeychainError/Code/invalidParameters``
+    ///   when the stores overlap in a way that cannot be migrated safely: the same class and
+    ///   service, and a destination without an access group (it would read, and update, the
+    ///   source's own items in the app's other groups; give the destination its explicit
+    ///   group instead).
     /// - Note: A source and destination that select the same items (same class, service,
     ///   group and synchronizable setting) make this a no-op.
     @discardableResult
@@ -69,28 +79,43 @@ public struct ServiceMigration: Sendable {
     ) throws(KeychainError) -> MigrationReport {
         var report = MigrationReport()
         guard !sameItems else { return report }
-        let selected: [String]
-        if let keys { selected = keys } else { selected = try source.allKeys() }
+        if sharesScope && destination.accessGroup == nil {
+            throw .invalidConfiguration(
+                "Cannot migrate \(source.itemClass) from access group '\(source.accessGroup ?? "any")' to the same "
+                    + "service without an access group: a destination without a group reads and updates the items "
+                    + "of every group the app can use, including the source's own, so the only copy could be deleted. "
+                    + "Give the destination its explicit access group (for example the app's default group).",
+                service: destination.service)
+        }
+        let sourceItems = try source.allAttributes()
+        let selected = keys ?? Array(Set(sourceItems.map(\.key))).sorted()
         for key in selected {
             do throws(KeychainError) {
-                if try destination.contains(key) {
-                    try source.remove(key)
-                    report.alreadyPresent.append(key)
-                    progress(key, .success)
-                    continue
-                }
-                guard let data = try source.data(for: key) else {
+                // The groups the key's source items really live in; with a shared service, an
+                // item already in the destination's group is the destination's, not a source copy.
+                var groups = sourceItems.filter { $0.key == key }.map(\.accessGroup)
+                if sharesScope { groups.removeAll { $0 == destination.accessGroup } }
+                if groups.isEmpty {
                     progress(key, .skipped)
                     continue
                 }
-                try destination.set(data, for: key)
-                guard try destination.data(for: key) == data else {
-                    throw KeychainError(
-                        status: errSecDecode, operation: .copyMatching, service: destination.service, key: key,
-                        detail: "The migrated copy did not read back identical; the old item was kept.")
+                for group in groups {
+                    let item = try source.pinned(toAccessGroup: group)
+                    if try destination.contains(key) {
+                        try item.remove(key)
+                        if !report.alreadyPresent.contains(key) { report.alreadyPresent.append(key) }
+                        continue
+                    }
+                    guard let data = try item.data(for: key) else { continue }
+                    try destination.set(data, for: key)
+                    guard try destination.data(for: key) == data else {
+                        throw KeychainError(
+                            status: errSecDecode, operation: .copyMatching, service: destination.service, key: key,
+                            detail: "The migrated copy did not read back identical; the old item was kept.")
+                    }
+                    try item.remove(key)
+                    if !report.migrated.contains(key) { report.migrated.append(key) }
                 }
-                try source.remove(key)
-                report.migrated.append(key)
                 progress(key, .success)
             } catch {
                 progress(key, .failure(SecureStoreError.Code(error.code)))
@@ -101,8 +126,13 @@ public struct ServiceMigration: Sendable {
     }
 
     private var sameItems: Bool {
-        source.itemClass == destination.itemClass && source.accessGroup == destination.accessGroup
-            && source.synchronizable == destination.synchronizable
+        sharesScope && source.accessGroup == destination.accessGroup
+    }
+
+    /// Whether both stores select items of the same class, service and synchronizable
+    /// setting, so that only the access group can tell their items apart.
+    private var sharesScope: Bool {
+        source.itemClass == destination.itemClass && source.synchronizable == destination.synchronizable
     }
 }
 
@@ -134,9 +164,11 @@ extension SecureStore {
                 service: oldService, accessGroup: oldAccessGroup, accessibility: configuration.accessibility,
                 errorInjection: configuration.errorInjection)
             let destination = try provider.store(for: service(for: namespace))
-            return try ServiceMigration(from: source, to: destination).run(keys: keys) { key, outcome in
+            let report = try ServiceMigration(from: source, to: destination).run(keys: keys) { key, outcome in
                 log(.migrateService, key: key, namespace: namespace, outcome: outcome)
             }
+            if !report.migrated.isEmpty || !report.alreadyPresent.isEmpty { recordNamespace(namespace) }
+            return report
         } catch {
             throw SecureStoreError(error, key: error.key, namespace: namespace.name)
         }

@@ -8,7 +8,9 @@ struct ReinstallCleanupTests {
         try withTemporaryKeychain {
             try withTemporaryDefaults { defaults in
                 let store = try makeStore()
-                // Items left by the previous install; the preferences were deleted with the app.
+                // The previous install ran the cleanup (sentinel in the keychain) and left items;
+                // the preferences were deleted with the app.
+                try ranCleanupInAnEarlierInstall(store)
                 try store.set("access_token", "old", in: "auth")
                 try store.set("user_info", "old", in: .account("42"))
                 let unrelated = try KeychainStore(service: uniqueService("unrelated"))
@@ -27,7 +29,7 @@ struct ReinstallCleanupTests {
         try withTemporaryKeychain {
             try withTemporaryDefaults { defaults in
                 let store = try makeStore()
-                #expect(try store.removeLeftoversAfterReinstall(defaults: defaults) == .cleaned(namespaces: []))
+                #expect(try store.removeLeftoversAfterReinstall(defaults: defaults) == .firstRun)
                 try store.set("access_token", "new", in: "auth")
                 #expect(try store.removeLeftoversAfterReinstall(defaults: defaults) == .notFirstLaunch)
                 #expect(try store.get("access_token", as: String.self, in: "auth") == "new")
@@ -54,6 +56,7 @@ struct ReinstallCleanupTests {
             try withTemporaryDefaults { defaults in
                 let faults = ErrorInjection()
                 let store = try makeStore(errorInjection: faults)
+                try ranCleanupInAnEarlierInstall(store)
                 try store.set("access_token", "old", in: "auth")
                 faults.failNext(.delete, with: errSecIO)
                 #expect(throws: SecureStoreError.self) { try store.removeLeftoversAfterReinstall(defaults: defaults) }
@@ -68,10 +71,19 @@ struct ReinstallCleanupTests {
         try withTemporaryKeychain {
             try withTemporaryDefaults { defaults in
                 let store = try makeStore(biometry: .fixed(.available))
+                try ranCleanupInAnEarlierInstall(store)
                 try store.setBiometricProtected("pin", "1234", in: "local_pin")
                 try store.removeLeftoversAfterReinstall(defaults: defaults)
                 #expect(try store.contains("pin", in: "local_pin") == false)
             }
         }
+    }
+}
+
+/// Simulates an earlier install that ran the cleanup: its preferences (with the marker) are
+/// gone, its keychain sentinel is not.
+func ranCleanupInAnEarlierInstall(_ store: SecureStore) throws {
+    try withTemporaryDefaults { defaults throws in
+        #expect(try store.removeLeftoversAfterReinstall(defaults: defaults) == .firstRun)
     }
 }
