@@ -15,8 +15,9 @@ enum GenerateCommand {
         summary: "Compile keys into obfuscated Swift source (obfuscation, not secrecy)",
         details: "Writes Swift source that compiles keys into the binary, XOR-ed with a random salt drawn at each "
             + "generation: one type per environment (PREFIXDebug, PREFIXRelease, ...) holding a CompiledKeySource, "
-            + "and PREFIX.source(for: TAG). The debug environment is compiled only under #if DEBUG and release only "
-            + "under #if !DEBUG. The output contains no key in plaintext (nor in base64); nothing secret is printed.\n\n"
+            + "and PREFIX.source(for: TAG). The debug environment is compiled only under #if DEBUG, release only "
+            + "under #if !DEBUG, and any other tag only under its own flag, #if KEYSMITH_KEYS_<TAG> (define it with "
+            + "-D KEYSMITH_KEYS_<TAG>), so no other table ships in a release build by accident. The output contains no key in plaintext (nor in base64); nothing secret is printed.\n\n"
             + "This is obfuscation, not secrecy: anyone with the binary and a debugger recovers every key. Compile "
             + "only non-sensitive keys (ones you would also put in a plist); keep sensitive keys in the keychain, "
             + "and never commit a generated file that holds real keys (the KeysmithGeneratePlugin build-tool "
@@ -175,10 +176,6 @@ enum GenerateCommand {
     }
 
     private static func conditionText(_ tag: String) -> String? {
-        switch tag.lowercased() {
-        case "debug": return "#if DEBUG"
-        case "release": return "#if !DEBUG"
-        default: return nil
-        }
+        "#if " + CompiledKeyGenerator.compilationCondition(for: tag)
     }
 }
