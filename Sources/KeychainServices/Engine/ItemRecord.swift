@@ -41,8 +41,11 @@ struct ItemRecord {
     func matches(_ query: ItemQuery) -> Bool {
         for (tag, wanted) in query.attributes {
             guard let have = attributes[tag] else { return false }
-            // Byte-wise, as Apple matches: never Swift's canonical-equivalence `==`.
-            if have.matchBytes != wanted.matchBytes { return false }
+            // Byte-wise, as Apple matches (AttributeValue's `==` compares bytes, never Swift's
+            // canonical equivalence); values of different kinds compare by their match bytes
+            // (a string query matches the same bytes stored as data).
+            if have == wanted { continue }
+            if have.kind == wanted.kind || have.matchBytes != wanted.matchBytes { return false }
         }
         if let host = query.hostOrSubdomain {
             guard let server = attributes["srvr"]?.matchBytes else { return false }

@@ -551,16 +551,15 @@ final class KeychainEngine: @unchecked Sendable {
                 associated.withUnsafeBytes { Sodium.open(ciphertext, nonce: nonce, associatedData: $0, key: key) }
             }
         }
-        guard let opened, let schema = itemClass.schema else { throw damaged() }
+        guard let opened else { throw damaged() }
         let decoded = try ItemCodec.decode(opened)
         let record = ItemRecord(
             rowID: statement.int64(at: 0), itemClass: itemClass, attributes: decoded.attributes,
             secret: decoded.secret, reference: reference)
-        // The row's plaintext columns must agree with what was sealed, and its primary-key
-        // hash with the decrypted attributes (so uniqueness cannot be subverted either).
-        guard record.synchronizable == (statement.int64(at: 4) != 0), record.protection == protection,
-            Sodium.constantTimeEqual(primaryKeyHash(record, schema: schema), storedPrimaryKey)
-        else {
+        // The row's plaintext columns must agree with what was sealed. (The primary-key hash
+        // needs no recomputation: it is part of the authenticated data, length-prefixed, so it
+        // cannot change without the item failing to decrypt.)
+        guard record.synchronizable == (statement.int64(at: 4) != 0), record.protection == protection else {
             throw damaged()
         }
         return record
@@ -576,12 +575,18 @@ final class KeychainEngine: @unchecked Sendable {
     /// `"keysmith.item.v1" ‖ keychain-id`, then class, reference, primary-key hash and
     /// protection class, each with a 32-bit length in front (so no byte can move from one
     /// field to the next without failing authentication).
-    private func associatedData(itemClass: String, reference: Data, primaryKey: Data, protection: String) -> Data {
-        var data = associatedDataPrefix
-        for field in [Data(itemClass.utf8), reference, primaryKey, Data(protection.utf8)] {
-            withUnsafeBytes(of: UInt32(field.count).littleEndian) { data.append(contentsOf: $0) }
-            data.append(field)
+    private func associatedData(itemClass: String, reference: Data, primaryKey: Data, protection: String) -> [UInt8] {
+        var data: [UInt8] = []
+        data.reserveCapacity(associatedDataPrefix.count + 64)
+        data.append(contentsOf: associatedDataPrefix)
+        func field<Bytes: Collection<UInt8>>(_ bytes: Bytes) {
+            withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { data.append(contentsOf: $0) }
+            data.append(contentsOf: bytes)
         }
+        field(itemClass.utf8)
+        field(reference)
+        field(primaryKey)
+        field(protection.utf8)
         return data
     }
 
@@ -610,19 +615,23 @@ final class KeychainEngine: @unchecked Sendable {
     }
 
     private func primaryKeyHash(_ record: ItemRecord, schema: ClassSchema) -> Data {
-        var input = Data("pk".utf8)
+        var input: [UInt8] = []
+        input.reserveCapacity(256)
+        input.append(contentsOf: "pk".utf8)
         input.append(contentsOf: record.itemClass.rawValue.utf8)
         for tag in schema.primaryKey {
             input.append(contentsOf: tag.utf8)
+            let lengthAt = input.count
+            for _ in 0..<4 { input.append(0xFF) }  // the length, or "absent"
             if let value = record.attributes[tag] {
-                let bytes = value.matchBytes
-                withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { input.append(contentsOf: $0) }
-                input.append(bytes)
-            } else {
-                withUnsafeBytes(of: UInt32.max.littleEndian) { input.append(contentsOf: $0) }
+                value.appendMatchBytes(to: &input)
+                let length = UInt32(input.count - lengthAt - 4).littleEndian
+                withUnsafeBytes(of: length) { bytes in
+                    for offset in 0..<4 { input[lengthAt + offset] = bytes[offset] }
+                }
             }
         }
-        return input.withUnsafeBytes { Sodium.keyedHash($0, key: keys.indexKey) }
+        return Sodium.keyedHash(input, key: keys.indexKey)
     }
 }
 #endif

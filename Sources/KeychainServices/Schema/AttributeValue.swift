@@ -53,6 +53,17 @@ enum AttributeValue: Hashable, Sendable {
         }
     }
 
+    /// Which case the value is, for comparisons across kinds.
+    var kind: Int {
+        switch self {
+        case .string: return 0
+        case .data: return 1
+        case .number: return 2
+        case .date: return 3
+        case .accessControl: return 4
+        }
+    }
+
     /// Appends ``matchBytes`` to `bytes` without building an intermediate `Data`.
     func appendMatchBytes(to bytes: inout [UInt8]) {
         switch self {
