@@ -272,9 +272,11 @@ private func runAdd(_ kind: PasswordKind, _ invocation: CommandInvocation) throw
         }
     }
 
-    let secret = try invocation.secretInput.read(
+    var secret = try invocation.secretInput.read(
         source, promptText: "password data for new item: ", confirmText: "retype password for new item: ",
         output: invocation.output)
+    // Declared before the queries that hold the secret, so it runs after they are gone.
+    defer { secret.resetBytes(in: 0..<secret.count) }
 
     var attributes = selection.attributes
     attributes[kSecClass as String] = kind.classCode
@@ -386,10 +388,14 @@ private func runFind(_ kind: PasswordKind, _ invocation: CommandInvocation) thro
 private func deleteCommand(_ kind: PasswordKind) -> Command {
     Command(
         name: "delete-\(kind.suffix)", group: .items,
-        synopsis: kind.selectorSynopsis,
-        summary: "Delete the \(kind.noun)s that match",
-        details: "Deletes every \(kind.noun) that matches all the flags given (at least one is required), in the access groups in force. Exit status 44 when nothing matches.\n\nWith --json: {\"deleted\": N}.\n\nExample:\n\n  keysmith delete-\(kind.suffix) -s \(kind == .generic ? "api.example.com" : "git.example.com") -a deploy",
-        options: kind.selectorOptions
+        synopsis: kind.selectorSynopsis + " [--all]",
+        summary: "Delete the \(kind.noun) that matches (every match with --all)",
+        details: "Deletes the \(kind.noun) that matches all the flags given (at least one is required), in the access groups in force. A flag left out matches every value of its attribute, so when more than one item matches nothing is deleted (exit status 1) unless --all is given: add flags to select one item, or pass --all to delete every match. Exit status 44 when nothing matches.\n\nWith --json: {\"deleted\": N}.\n\nExample:\n\n  keysmith delete-\(kind.suffix) -s \(kind == .generic ? "api.example.com" : "git.example.com") -a deploy",
+        options: kind.selectorOptions + [
+            OptionSpec(
+                name: "all", long: "all",
+                help: "Delete every item that matches, when the flags given select more than one (without it, nothing is deleted then)."),
+        ]
     ) { invocation throws(CommandLineError) in
         let selection = try Selection(kind, invocation)
         guard !selection.attributes.isEmpty else {
@@ -401,6 +407,14 @@ private func deleteCommand(_ kind: PasswordKind) -> Command {
         counting[kSecReturnPersistentRef as String] = kCFBooleanTrue
         let (matches, _) = copyMatching(counting)
         let count = (matches as? NSArray)?.count ?? (matches == nil ? 0 : 1)
+        // A flag left out matches every value of its attribute (every account of a service,
+        // every port and path of a server): delete more than one item only when asked.
+        if count > 1 && !invocation.arguments.contains("all") {
+            throw CommandLineError.failure(
+                "\(count) \(kind.noun)s match \(selection.description); nothing was deleted.",
+                recovery: "add flags to select one item (\(kind.selectorSynopsis); keysmith dump-keychain lists "
+                    + "them), or pass --all to delete all \(count).")
+        }
         let deleted = KeychainCallOutcome.capture { SecItemDelete(query as CFDictionary) }
         guard deleted.succeeded else {
             throw invocation.keychainError(deleted, kind, notFound: "no \(kind.noun) with \(selection.description)")

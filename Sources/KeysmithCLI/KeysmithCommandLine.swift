@@ -78,6 +78,13 @@ public enum KeysmithCommandLine {
         }
         if arguments.positionals.count > command.positionalNames.count {
             let extra = arguments.positionals[command.positionalNames.count]
+            // A command that takes a secret may have been handed it here by mistake
+            // (`-w -- SECRET`, a forgotten -w): never echo such an argument.
+            if command.options.contains(where: { $0.name == "stdin" }) {
+                throw .usage(
+                    "unexpected argument (\(extra.count) characters, not shown in case it is a secret); "
+                        + "give a secret with --stdin or at the -w prompt", usageLine: command.usageLine)
+            }
             throw .usage("unexpected argument '\(extra)'", usageLine: command.usageLine)
         }
         let settings = try GlobalSettings(arguments: arguments, environment: environment, usageLine: command.usageLine)

@@ -67,7 +67,7 @@ struct ProjectXWalkthrough {
             environment["KEYSMITH_ACCESS_GROUPS"] = invocation.settings.accessGroups.joined(separator: ",")
         }
         let runner = StepRunner(environment: environment, output: output)
-        let cleanUp = ["delete-generic-password", "-s", Self.service]
+        let cleanUp = ["delete-generic-password", "-s", Self.service, "--all"]
         if !ownKeychain {
             // A keychain that outlives the demo: remove the demo's items of an earlier run, silently.
             _ = runner.run(cleanUp)

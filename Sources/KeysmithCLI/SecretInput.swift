@@ -97,20 +97,114 @@ public final class SecretInput {
     /// Reads file descriptor 0 to its end, up to ``maximumLength`` bytes.
     /// - Returns: The bytes, or `nil` on a read error or when the input is too long.
     public static func readDescriptorToEnd() -> Data? {
-        var collected = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+        return readToEnd(STDIN_FILENO, scratch: &scratch)
+    }
+
+    /// Reads `descriptor` to its end, up to ``maximumLength`` bytes, through `scratch`.
+    ///
+    /// Every buffer that held secret bytes is zeroed before it is let go: `scratch` on
+    /// return, and the collected bytes whenever they move to a larger buffer (or are
+    /// dropped because the input is too long or could not be read).
+    /// - Parameters:
+    ///   - descriptor: The file descriptor to read.
+    ///   - scratch: The chunk buffer (not empty); all zeros on return.
+    /// - Returns: The bytes, or `nil` on a read error or when the input is too long.
+    static func readToEnd(_ descriptor: Int32, scratch: inout [UInt8]) -> Data? {
+        precondition(!scratch.isEmpty, "the scratch buffer may not be empty")
+        defer { scratch.withUnsafeMutableBytes { wipeMemory($0) } }
+        var collected = SecretBytes(capacity: scratch.count)
         while true {
-            let count = buffer.withUnsafeMutableBytes { readDescriptor(STDIN_FILENO, $0.baseAddress!, $0.count) }
+            let count = scratch.withUnsafeMutableBytes { readDescriptor(descriptor, $0.baseAddress!, $0.count) }
             if count > 0 {
-                collected.append(contentsOf: buffer[0..<count])
-                if collected.count > maximumLength { return nil }
+                guard collected.count + count <= maximumLength else {
+                    collected.wipe()
+                    return nil
+                }
+                scratch.withUnsafeBytes { collected.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             } else if count == 0 {
-                return collected
+                defer { collected.wipe() }
+                return collected.data()
             } else if errno != EINTR {
+                collected.wipe()
                 return nil
             }
         }
     }
+}
+
+/// Zeroes memory in a way the optimiser does not remove (the bytes are read back).
+func wipeMemory(_ buffer: UnsafeMutableRawBufferPointer) {
+    guard !buffer.isEmpty else { return }
+    buffer.initializeMemory(as: UInt8.self, repeating: 0)
+    withExtendedLifetime(buffer) {
+        var sum: UInt8 = 0
+        for byte in buffer { sum |= byte }
+        precondition(sum == 0)
+    }
+}
+
+/// A growable byte buffer for secrets: when it grows, the old storage is zeroed before it
+/// is released, and ``wipe()`` zeroes everything it ever held (capacity included), so no
+/// copy of a secret is left behind in freed memory.
+struct SecretBytes {
+    /// The storage; only the first ``count`` bytes are in use, the rest are zero.
+    private(set) var storage: [UInt8]
+    /// The number of bytes held.
+    private(set) var count = 0
+
+    init(capacity: Int = 256) {
+        storage = [UInt8](repeating: 0, count: max(capacity, 16))
+    }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The bytes held.
+    var bytes: ArraySlice<UInt8> { storage[0..<count] }
+
+    private mutating func reserve(_ needed: Int) {
+        guard needed > storage.count else { return }
+        var larger = [UInt8](repeating: 0, count: max(needed, storage.count * 2))
+        larger.withUnsafeMutableBytes { target in
+            storage.withUnsafeMutableBytes { source in
+                target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[0..<count]))
+                wipeMemory(source)
+            }
+        }
+        storage = larger
+    }
+
+    mutating func append(_ byte: UInt8) {
+        reserve(count + 1)
+        storage[count] = byte
+        count += 1
+    }
+
+    mutating func append(contentsOf bytes: UnsafeRawBufferPointer) {
+        reserve(count + bytes.count)
+        storage.withUnsafeMutableBytes { target in
+            UnsafeMutableRawBufferPointer(rebasing: target[count..<(count + bytes.count)]).copyMemory(from: bytes)
+        }
+        count += bytes.count
+    }
+
+    /// Removes the last byte (zeroing it) and returns it.
+    mutating func popLast() -> UInt8? {
+        guard count > 0 else { return nil }
+        count -= 1
+        let byte = storage[count]
+        storage[count] = 0
+        return byte
+    }
+
+    /// Zeroes every byte and empties the buffer (the storage is kept).
+    mutating func wipe() {
+        storage.withUnsafeMutableBytes { wipeMemory($0) }
+        count = 0
+    }
+
+    /// A copy of the bytes (the caller zeroes it after use).
+    func data() -> Data { Data(storage[0..<count]) }
 }
 
 /// The C `read`, renamed so it does not clash with ``SecretInput/read(_:promptText:confirmText:output:)``.
@@ -128,13 +222,21 @@ enum TerminalPrompt {
     static func read(promptText: String, confirmText: String?) throws(CommandLineError) -> Data {
         let terminal = try openTerminal()
         defer { if terminal.shouldClose { close(terminal.descriptor) } }
-        let first = try readOnce(promptText, terminal: terminal.descriptor)
+        var first = try readOnce(promptText, terminal: terminal.descriptor)
         guard !first.isEmpty else {
             throw .failure("no password was entered.", recovery: "type the password at the prompt, or use --stdin.")
         }
         if let confirmText {
-            let second = try readOnce(confirmText, terminal: terminal.descriptor)
+            var second: Data
+            do {
+                second = try readOnce(confirmText, terminal: terminal.descriptor)
+            } catch {
+                first.resetBytes(in: 0..<first.count)
+                throw error
+            }
+            defer { second.resetBytes(in: 0..<second.count) }
             guard second == first else {
+                first.resetBytes(in: 0..<first.count)
                 throw .failure("the two passwords typed differ; nothing was stored.", recovery: "run the command again and type the same password twice.")
             }
         }
@@ -166,36 +268,31 @@ enum TerminalPrompt {
             throw .failure("cannot turn off echo on the terminal.", recovery: "use --stdin instead of the prompt.")
         }
         writeText(promptText, to: terminal)
-        var typed: [UInt8] = []
+        var line = PromptLine()
+        var byte: UInt8 = 0
         defer {
             var original = original
             _ = tcsetattr(terminal, TCSANOW, &original)
             writeText("\n", to: terminal)
-            typed.withUnsafeMutableBytes { buffer in
-                for index in buffer.indices { buffer[index] = 0 }
-            }
+            line.wipe()
+            byte = 0
         }
-        var byte: UInt8 = 0
         reading: while true {
             let count = readDescriptor(terminal, &byte, 1)
             if count < 0 && errno == EINTR { continue }
-            guard count == 1 else { break reading }
-            switch byte {
-            case 0x0A, 0x0D:
-                break reading
-            case 0x03:  // Ctrl-C
-                throw .failure("cancelled; nothing was stored.")
-            case 0x04:  // Ctrl-D
-                if typed.isEmpty { throw .failure("cancelled; nothing was stored.") }
-            case 0x7F, 0x08:  // Backspace: drop one character (its UTF-8 continuation bytes too)
-                while let last = typed.popLast(), last & 0xC0 == 0x80 {}
-            case 0x15:  // Ctrl-U
-                typed.removeAll()
-            default:
-                typed.append(byte)
+            // The terminal went away (hangup, read error) before Enter: what was typed so far
+            // is not the secret the person meant, so nothing is stored.
+            guard count == 1 else {
+                throw .failure("the terminal closed before the secret was entered; nothing was stored.",
+                               recovery: "run the command again, or pass the secret with --stdin.")
+            }
+            switch line.feed(byte) {
+            case .more: continue
+            case .done: break reading
+            case .cancelled: throw .failure("cancelled; nothing was stored.")
             }
         }
-        return Data(typed)
+        return line.data()
     }
 
     private static func writeText(_ text: String, to descriptor: Int32) {
@@ -205,4 +302,42 @@ enum TerminalPrompt {
             FileDescriptorSink(STDERR_FILENO).write(bytes)
         }
     }
+}
+
+/// The line typed at a prompt, with the prompt's editing keys. Kept in ``SecretBytes``, so
+/// erased characters, the buffer left behind when it grows and the whole line at the end
+/// are zeroed.
+struct PromptLine {
+    enum Step: Equatable { case more, done, cancelled }
+
+    private(set) var typed = SecretBytes()
+
+    var isEmpty: Bool { typed.isEmpty }
+
+    /// Takes one byte typed at the prompt.
+    mutating func feed(_ byte: UInt8) -> Step {
+        switch byte {
+        case 0x0A, 0x0D:
+            return .done
+        case 0x03:  // Ctrl-C
+            return .cancelled
+        case 0x04:  // Ctrl-D
+            return typed.isEmpty ? .cancelled : .more
+        case 0x7F, 0x08:  // Backspace: drop one character (its UTF-8 continuation bytes too)
+            while let last = typed.popLast(), last & 0xC0 == 0x80 {}
+            return .more
+        case 0x15:  // Ctrl-U
+            typed.wipe()
+            return .more
+        default:
+            typed.append(byte)
+            return .more
+        }
+    }
+
+    /// A copy of the line (the caller zeroes it after use).
+    func data() -> Data { typed.data() }
+
+    /// Zeroes the line.
+    mutating func wipe() { typed.wipe() }
 }

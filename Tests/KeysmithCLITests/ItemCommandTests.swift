@@ -340,7 +340,7 @@ struct ItemCommandTests {
         try storeGenericPassword("default-group", service: "svc", account: "acct", home: home)
         let both = try keysmith(["dump-keychain", "--json", "--access-group", "team.a,keysmith.cli"], home: home).json()
         #expect(both["count"] as? Int == 2)
-        let deleted = try keysmith(["delete-generic-password", "-s", "svc", "--access-group", "team.a", "--access-group", "keysmith.cli"], home: home)
+        let deleted = try keysmith(["delete-generic-password", "-s", "svc", "--access-group", "team.a", "--access-group", "keysmith.cli", "--all"], home: home)
         #expect(deleted.stdout.contains("Deleted 2 generic passwords"), "\(deleted)")
     }
 
