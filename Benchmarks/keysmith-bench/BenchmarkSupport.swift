@@ -1,4 +1,5 @@
 import Foundation
+import KeychainServices
 
 #if canImport(Glibc)
 import Glibc
@@ -311,4 +312,25 @@ func benchmarkDocument(
           and the lookup's round trips. `/bin/true` is the floor no program goes under.\(measured)
 
         """
+}
+
+/// Fills the keychain of `environment` with `itemCount` generic passwords
+/// (service `com.keysmith.bench`, accounts `account-0…`), through SecItemAdd as apps do.
+func populateBenchmarkKeychain(_ environment: KeychainEnvironment, itemCount: Int, secretSize: Int, label: String? = nil) {
+    progress("populating a keychain with \(itemCount) items" + (label.map { " (\($0))" } ?? ""))
+    KeychainEnvironment.withEnvironment(environment) {
+        var secret = Data(count: secretSize)
+        for index in 0..<itemCount {
+            secret[0] = UInt8(truncatingIfNeeded: index)
+            let item: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword,
+                kSecAttrService as String: "com.keysmith.bench",
+                kSecAttrAccount as String: "account-\(index)",
+                kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
+                kSecValueData as String: secret,
+            ]
+            let status = SecItemAdd(item as CFDictionary, nil)
+            precondition(status == errSecSuccess, "populate failed: \(status)")
+        }
+    }
 }

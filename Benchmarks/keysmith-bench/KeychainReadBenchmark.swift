@@ -17,22 +17,7 @@ struct KeychainReadBenchmark {
         let environment = KeychainEnvironment(directory: directory, accessGroups: ["com.keysmith.bench"])
         let baselinePath = directory.appendingPathComponent("baseline.db").path
 
-        progress("populating a keychain with \(itemCount) items")
-        KeychainEnvironment.withEnvironment(environment) {
-            var secret = Data(count: secretSize)
-            for index in 0..<itemCount {
-                secret[0] = UInt8(truncatingIfNeeded: index)
-                let item: [String: Any] = [
-                    kSecClass as String: kSecClassGenericPassword,
-                    kSecAttrService as String: "com.keysmith.bench",
-                    kSecAttrAccount as String: "account-\(index)",
-                    kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
-                    kSecValueData as String: secret,
-                ]
-                let status = SecItemAdd(item as CFDictionary, nil)
-                precondition(status == errSecSuccess, "populate failed: \(status)")
-            }
-        }
+        populateBenchmarkKeychain(environment, itemCount: itemCount, secretSize: secretSize)
         precondition(keysmith_baseline_prepare(baselinePath, Int32(itemCount), Int32(secretSize)) == 0)
 
         var appStyleRounds: [Double] = []

@@ -22,22 +22,7 @@ struct WriteBenchmark {
         let environment = KeychainEnvironment(directory: directory, accessGroups: ["com.keysmith.bench"])
         let baselinePath = directory.appendingPathComponent("baseline.db").path
 
-        progress("populating a keychain with \(itemCount) items (write benchmark)")
-        KeychainEnvironment.withEnvironment(environment) {
-            var secret = Data(count: secretSize)
-            for index in 0..<itemCount {
-                secret[0] = UInt8(truncatingIfNeeded: index)
-                let item: [String: Any] = [
-                    kSecClass as String: kSecClassGenericPassword,
-                    kSecAttrService as String: "com.keysmith.bench",
-                    kSecAttrAccount as String: "account-\(index)",
-                    kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
-                    kSecValueData as String: secret,
-                ]
-                let status = SecItemAdd(item as CFDictionary, nil)
-                precondition(status == errSecSuccess, "populate failed: \(status)")
-            }
-        }
+        populateBenchmarkKeychain(environment, itemCount: itemCount, secretSize: secretSize, label: "write benchmark")
         // The baseline updates rows 0..<100 in turn, so it needs at least 100.
         precondition(keysmith_baseline_prepare(baselinePath, Int32(max(itemCount, 100)), Int32(secretSize)) == 0)
 
