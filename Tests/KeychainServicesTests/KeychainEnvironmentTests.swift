@@ -91,3 +91,32 @@ struct CheckOrderTests {
         }
     }
 }
+
+struct CFTypeIdentifierTests {
+    /// Code ported from C checks results with CFGetTypeID; each result kind has its own.
+    @Test func resultsHaveTheirCoreFoundationTypeIdentifiers() {
+        TemporaryKeychain.with { _ in
+            #expect(SecItemAdd(genp().with(kSecValueData, Data("x".utf8)) as CFDictionary, nil) == errSecSuccess)
+            var data: CFTypeRef?
+            #expect(SecItemCopyMatching(genp().with(kSecReturnData, true) as CFDictionary, &data) == errSecSuccess)
+            #expect(CFGetTypeID(data) == CFDataGetTypeID())
+            var attributes: CFTypeRef?
+            #expect(SecItemCopyMatching(genp().with(kSecReturnAttributes, true) as CFDictionary, &attributes) == errSecSuccess)
+            #expect(CFGetTypeID(attributes) == CFDictionaryGetTypeID())
+            var all: CFTypeRef?
+            let query = genp().with([kSecReturnData as String: true, kSecMatchLimit as String: kSecMatchLimitAll])
+            #expect(SecItemCopyMatching(query as CFDictionary, &all) == errSecSuccess)
+            #expect(CFGetTypeID(all) == CFArrayGetTypeID())
+        }
+        #expect(CFGetTypeID(kCFBooleanTrue) == CFBooleanGetTypeID())
+        #expect(CFGetTypeID(NSNumber(value: 7)) == CFNumberGetTypeID())
+        #expect(CFGetTypeID(kSecClassGenericPassword) == CFStringGetTypeID())
+        #expect(CFGetTypeID(NSDate()) == CFDateGetTypeID())
+        let control = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlocked, .userPresence, nil)
+        #expect(CFGetTypeID(control) == SecAccessControlGetTypeID())
+        #expect(CFGetTypeID(nil) == 0)
+        let distinct: Set<CFTypeID> = [CFDataGetTypeID(), CFStringGetTypeID(), CFDictionaryGetTypeID(), CFArrayGetTypeID(),
+                                       CFNumberGetTypeID(), CFBooleanGetTypeID(), CFDateGetTypeID(), SecAccessControlGetTypeID()]
+        #expect(distinct.count == 8)
+    }
+}
