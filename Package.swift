@@ -13,6 +13,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "KeychainServices", targets: ["KeychainServices"]),
+        .library(name: "KeychainAuthentication", targets: ["KeychainAuthentication"]),
         .library(name: "Keysmith", targets: ["Keysmith"]),
         .executable(name: "keysmith", targets: ["keysmith"]),
         .plugin(name: "KeysmithGeneratePlugin", targets: ["KeysmithGeneratePlugin"]),
@@ -35,6 +36,7 @@ let package = Package(
                 .target(name: "CSodium", condition: .when(platforms: linuxOnly)),
             ]
         ),
+        .target(name: "KeychainAuthentication"),
         .target(
             name: "Keysmith",
             dependencies: ["KeychainServices"]
@@ -71,6 +73,7 @@ let package = Package(
             name: "KeychainServicesTests",
             dependencies: [
                 "KeychainServices",
+                "KeychainAuthentication",
                 .target(name: "CSQLite", condition: .when(platforms: linuxOnly)),
             ]
         ),
