@@ -62,17 +62,6 @@ struct CachedRetrieveFigures {
     let baselineName: String
 }
 
-func retrieverBenchmarkLines() -> [String] {
-    guard let figures = measureCachedRetrieve() else { return ["retriever benchmark: cache warm-up failed"] }
-    func ns(_ value: Double) -> String { String(format: "%.1f ns", value) }
-    func ratio(_ value: Double) -> String { String(format: "%.2fx", value / figures.baseline) }
-    return [
-        "KeyRetriever cached retrieve (medians)",
-        "  baseline, \(figures.baselineName): \(ns(figures.baseline))/op",
-        "  cached retrieve, default 5-minute TTL: \(ns(figures.withTTL))/op, \(ratio(figures.withTTL)) the baseline (target ≤ 3x, < 100 ns)",
-        "  cached retrieve, no TTL: \(ns(figures.withoutTTL))/op, \(ratio(figures.withoutTTL)) the baseline",
-    ]
-}
 
 func measureCachedRetrieve() -> CachedRetrieveFigures? {
     let keyCount = 64

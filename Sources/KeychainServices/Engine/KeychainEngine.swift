@@ -144,9 +144,6 @@ final class KeychainEngine: @unchecked Sendable {
         guard let schema = itemClass.schema else {
             throw KeychainFailure.param("Identities cannot be added directly; add the certificate and the key.")
         }
-        if query.hasValueRef {
-            throw KeychainFailure.param("kSecValueRef is not supported here: add the item's bytes with kSecValueData.")
-        }
         if query.persistentReference != nil {
             throw KeychainFailure.param("kSecValuePersistentRef cannot be used to add an item.")
         }

@@ -85,7 +85,6 @@ struct ItemQuery {
     var hasReturnKeys: Bool { returnData || returnAttributes || returnRef || returnPersistentRef }
 
     var valueData: Data?
-    var hasValueRef = false
     var persistentReference: PersistentReference?
 
     var authenticationUI: AuthenticationUI = .allow

@@ -32,19 +32,16 @@ struct AttributeSpec: Sendable {
     let defaultValue: AttributeValue?
     /// Returned only together with the item's data (the inet extra fields).
     let returnedOnlyWithData: Bool
-    /// Set by the keychain, never by the caller (cdat and mdat are overwritten on add).
-    let isManagedDate: Bool
 
     init(
         _ tag: String, _ kind: AttributeKind, primaryKey: Bool = false, default defaultValue: AttributeValue? = nil,
-        onlyWithData: Bool = false, managedDate: Bool = false
+        onlyWithData: Bool = false
     ) {
         self.tag = tag
         self.kind = kind
         isPrimaryKey = primaryKey
         self.defaultValue = defaultValue
         returnedOnlyWithData = onlyWithData
-        isManagedDate = managedDate
     }
 }
 
@@ -97,8 +94,8 @@ struct ClassSchema: Sendable {
         AttributeSpec("vwht", .string, primaryKey: true),
         AttributeSpec("tkid", .string, primaryKey: true),
         AttributeSpec("accc", .accessControl),
-        AttributeSpec("cdat", .date, managedDate: true),
-        AttributeSpec("mdat", .date, managedDate: true),
+        AttributeSpec("cdat", .date),
+        AttributeSpec("mdat", .date),
         AttributeSpec("labl", .blob),
         AttributeSpec("alis", .blob),
     ]

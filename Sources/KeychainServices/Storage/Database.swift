@@ -72,9 +72,6 @@ final class Database {
     /// The rowid of the last inserted row.
     var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
-    /// The number of rows the last statement changed.
-    var changes: Int { Int(sqlite3_changes(handle)) }
-
     /// Whether a transaction is open.
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
