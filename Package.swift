@@ -75,7 +75,8 @@ let package = Package(
                 "KeychainServices",
                 "KeychainAuthentication",
                 .target(name: "CSQLite", condition: .when(platforms: linuxOnly)),
-            ]
+            ],
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "KeysmithTests",
