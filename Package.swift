@@ -29,11 +29,17 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
         ),
+        .systemLibrary(
+            name: "CKeyutils",
+            pkgConfig: "libkeyutils",
+            providers: [.apt(["libkeyutils-dev"])]
+        ),
         .target(
             name: "KeychainServices",
             dependencies: [
                 .target(name: "CSQLite", condition: .when(platforms: linuxOnly)),
                 .target(name: "CSodium", condition: .when(platforms: linuxOnly)),
+                .target(name: "CKeyutils", condition: .when(platforms: linuxOnly)),
             ]
         ),
         .target(name: "KeychainAuthentication"),

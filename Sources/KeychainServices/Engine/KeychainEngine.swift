@@ -16,7 +16,8 @@ final class KeychainEngine: @unchecked Sendable {
     let directory: URL
     private let lock = NSLock()
     private let storage: KeychainDatabase
-    private let keys: KeyHierarchy
+    /// The key hierarchy: class keys, lock state, machine binding.
+    let keys: KeyHierarchy
     /// `"keysmith.item.v1" ‖ keychain-id`, the start of every item's associated data.
     private let associatedDataPrefix: Data
     private var groupHashes: [Data: Data] = [:]
@@ -34,9 +35,10 @@ final class KeychainEngine: @unchecked Sendable {
         // An existing database without its key file is unreadable: say so instead of
         // silently making a new key (which would orphan every item).
         let deviceKey = try DeviceKeyFile.loadOrCreate(at: keyURL, create: !databaseExists || Self.isEmptyDatabase(databaseURL))
-        keys = KeyHierarchy(deviceKey: deviceKey)
+        keys = try KeyHierarchy(deviceKey: deviceKey)
         storage = try KeychainDatabase(path: databaseURL.path)
         try storage.prepare(checkValue: keys.checkValue)
+        try keys.attach(databasePath: databaseURL.path, keychainID: storage.keychainID)
         associatedDataPrefix = Data("keysmith.item.v1".utf8) + storage.keychainID
         fileIdentity = Self.identity(of: databaseURL.path)
         lastConfirmed = DispatchTime.now().uptimeNanoseconds
@@ -205,6 +207,11 @@ final class KeychainEngine: @unchecked Sendable {
                 do {
                     return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName)
                 } catch let error as DatabaseError where error.osStatus == errSecDuplicateItem {
+                    // A ThisDeviceOnly item written on another machine is absent here: it
+                    // gives way to the new item.
+                    if try keys.removeForeignRow(primaryKey: sealed.row.primaryKeyHash, in: storage.database) {
+                        return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName)
+                    }
                     throw KeychainFailure(
                         errSecDuplicateItem, "An item with the same primary key (class \(itemClass.rawValue): \(schema.primaryKey.joined(separator: ", "))) already exists.",
                         recovery: "Update the existing item with SecItemUpdate, or delete it first.")
@@ -437,6 +444,8 @@ final class KeychainEngine: @unchecked Sendable {
             let record: ItemRecord
             do {
                 record = try openCurrentRow(of: statement)
+            } catch is KeyHierarchy.ForeignItem {
+                continue
             } catch let failure as KeychainFailure where failure.status == errSecDecode {
                 if deleteDamaged && coveredByIndex {
                     let placeholder = ItemRecord(
@@ -512,10 +521,11 @@ final class KeychainEngine: @unchecked Sendable {
         let primaryKey = primaryKeyHash(record, schema: schema)
         let protection = record.protection
         let key = try keys.itemKey(for: protection)
+        let label = keys.label(for: protection)
         let plaintext = ItemCodec.encode(attributes: record.attributes, secret: record.secret)
         let associated = associatedData(
             itemClass: record.itemClass.rawValue, reference: record.reference, primaryKey: primaryKey,
-            protection: protection.rawValue)
+            protection: label)
         let sealed = plaintext.withUnsafeBytes { text in
             associated.withUnsafeBytes { Sodium.seal(text, associatedData: $0, key: key) }
         }
@@ -524,7 +534,7 @@ final class KeychainEngine: @unchecked Sendable {
             row: StoredRow(
                 id: record.rowID, itemClass: record.itemClass.rawValue, primaryKeyHash: primaryKey,
                 accessGroupHash: groupHash(record.accessGroup), synchronizable: record.synchronizable,
-                protection: protection.rawValue, reference: record.reference, nonce: sealed.nonce,
+                protection: label, reference: record.reference, nonce: sealed.nonce,
                 ciphertext: sealed.ciphertext),
             firstName: nameHash(record.itemClass, slot: 1, record.attributes[first] ?? .string("")),
             secondName: nameHash(record.itemClass, slot: 2, record.attributes[second] ?? .string("")))
@@ -534,7 +544,7 @@ final class KeychainEngine: @unchecked Sendable {
     /// reading the ciphertext in place.
     private func openCurrentRow(of statement: Statement) throws -> ItemRecord {
         guard let className = statement.string(at: 1), let itemClass = ItemClass(rawValue: className),
-            let protectionName = statement.string(at: 5), let protection = ProtectionClass(rawValue: protectionName)
+            let protectionName = statement.string(at: 5), let protection = try keys.protection(forLabel: protectionName)
         else {
             throw damaged()
         }
@@ -569,22 +579,11 @@ final class KeychainEngine: @unchecked Sendable {
             recovery: "Delete the item (SecItemDelete with its service and account) and store it again; other items are not affected.")
     }
 
-    /// `"keysmith.item.v1" ‖ keychain-id`, then class, reference, primary-key hash and
-    /// protection class, each with a 32-bit length in front (so no byte can move from one
-    /// field to the next without failing authentication).
+    /// The item's associated data (see ``KeyHierarchy/associatedData(prefix:itemClass:reference:primaryKey:protection:)``).
     private func associatedData(itemClass: String, reference: Data, primaryKey: Data, protection: String) -> [UInt8] {
-        var data: [UInt8] = []
-        data.reserveCapacity(associatedDataPrefix.count + 64)
-        data.append(contentsOf: associatedDataPrefix)
-        func field<Bytes: Collection<UInt8>>(_ bytes: Bytes) {
-            withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { data.append(contentsOf: $0) }
-            data.append(contentsOf: bytes)
-        }
-        field(itemClass.utf8)
-        field(reference)
-        field(primaryKey)
-        field(protection.utf8)
-        return data
+        KeyHierarchy.associatedData(
+            prefix: associatedDataPrefix, itemClass: itemClass, reference: reference, primaryKey: primaryKey,
+            protection: protection)
     }
 
     // MARK: Keyed hashes
