@@ -1,6 +1,7 @@
 #if !canImport(Security)
 import CSodium
 import Foundation
+import Synchronization
 
 /// The keychain passphrase, stretched with Argon2id (libsodium `crypto_pwhash`,
 /// `ALG_ARGON2ID13`). The passphrase itself is never stored; its parameters and salt are,
@@ -20,13 +21,16 @@ struct PassphraseKey: Equatable {
     /// libsodium's minimum instead: only for tests, it makes a passphrase cheap to guess.
     static func fresh(_ variables: [String: String] = ProcessInfo.processInfo.environment) -> PassphraseKey {
         let salt = Sodium.randomBytes(Int(crypto_pwhash_SALTBYTES))
-        if variables["KEYSMITH_KDF_PROFILE"] == "fast" {
+        if variables["KEYSMITH_KDF_PROFILE"] == "fast" || fastForTesting.load(ordering: .relaxed) {
             return PassphraseKey(
                 opsLimit: UInt64(crypto_pwhash_argon2id_OPSLIMIT_MIN), memLimit: UInt64(crypto_pwhash_argon2id_MEMLIMIT_MIN),
                 salt: salt)
         }
         return PassphraseKey(opsLimit: 3, memLimit: 128 << 20, salt: salt)
     }
+
+    /// Set by in-process tests: new passphrases use the minimum cost.
+    static let fastForTesting = Atomic<Bool>(false)
 
     init(opsLimit: UInt64, memLimit: UInt64, salt: Data) {
         self.opsLimit = opsLimit
