@@ -112,9 +112,12 @@ public struct KeychainStateError: Error, Sendable, CustomStringConvertible {
     /// What to do about it, if anything.
     public let recovery: String?
 
+    /// The status's name, for example `errSecAuthFailed`.
+    public var statusName: String { secErrorName(status) ?? "OSStatus" }
+
     /// A one-line summary: status, reason and recovery.
     public var description: String {
-        var text = "\(secErrorName(status) ?? "OSStatus") (\(status)): \(reason)"
+        var text = "\(statusName) (\(status)): \(reason)"
         if let recovery { text += " \(recovery)" }
         return text
     }
