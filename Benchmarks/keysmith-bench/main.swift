@@ -6,6 +6,7 @@
 //   keysmith-bench [--sizes 100,10000,100000] [--write-sizes 100,10000]
 //                  [--libsecret-sizes 100,10000] [--gnome-keyring-sizes 100,1000]
 //                  [--process-runs 30] [--no-libsecret] [--write-docs PATH]
+//                  [--only-protection]
 //
 // libsecret and gnome-keyring are measured by .build/secret-bench (a C program built by
 // `make bench`; path from $SECRET_BENCH or next to this binary); the CLI by the `keysmith`
@@ -38,6 +39,11 @@ while let argument = arguments.popFirst() {
     case "--gnome-keyring-sizes": gnomeKeyringSizes = sizeList(argument, arguments.popFirst())
     case "--process-runs": processRuns = max(1, Int(arguments.popFirst() ?? "") ?? 30)
     case "--no-libsecret": measureLibsecret = false
+    case "--only-protection":
+        // Just the data-protection rows (unlock time, class A vs class D reads).
+        let table = ProtectionBenchmark.rows().map { "| \($0.name) | \($0.value) | \($0.baseline) | \($0.ratio) | \($0.target) | \($0.verdict) |" }
+        print(table.joined(separator: "\n"))
+        exit(0)
     case "--write-docs":
         docsPath = arguments.popFirst()
     default:
@@ -90,6 +96,10 @@ rows += WriteBenchmark.rows(
     }(), libsecret: comparison.libsecret)
 
 rows += comparison.processRows
+
+// 5. Data protection: unlock time, and a class A read against a class D read.
+progress("measuring unlock and class A vs class D reads")
+rows += ProtectionBenchmark.rows()
 
 let header = "| benchmark | Keysmith | baseline (same run) | ratio | target | met |\n|---|---:|---:|---:|---|---|"
 let table = ([header] + rows.map { "| \($0.name) | \($0.value) | \($0.baseline) | \($0.ratio) | \($0.target) | \($0.verdict) |" })

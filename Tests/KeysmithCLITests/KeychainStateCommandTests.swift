@@ -167,4 +167,21 @@ import Testing
         #expect(try keysmith(["unlock", "--stdin"], home: home, standardInput: "new\n").status == 0)
         for account in ["a", "c", "d", "p"] { #expect(try Self.find(home, account).stdout == "value-\(account)\n") }
     }
+
+    @Test func exportAndImportThroughTheTool() throws {
+        let home = TemporaryHome()
+        #expect(try keysmith(["create", "--no-passphrase"], home: home).status == 0)
+        #expect(try Self.add(home, "portable", "afterFirstUnlock", "travels").status == 0)
+        #expect(try Self.add(home, "local", "whenUnlockedThisDeviceOnly", "stays").status == 0)
+        let archive = home.url.appendingPathComponent("backup.ksarchive").path
+        let exported = try keysmith(["export", archive, "--stdin"], home: home, standardInput: "archive pw\n", environment: Self.fast)
+        #expect(exported.status == 0, "\(exported)")
+        #expect(try keysmith(["export", archive, "--stdin"], home: home, standardInput: "archive pw\n").status == 1, "no overwrite")
+        let other = TemporaryHome()
+        #expect(try keysmith(["import", archive, "--stdin"], home: other, standardInput: "wrong\n").status == 1)
+        let imported = try keysmith(["import", archive, "--stdin"], home: other, standardInput: "archive pw\n")
+        #expect(imported.status == 0, "\(imported)")
+        #expect(try Self.find(other, "portable").stdout == "travels\n")
+        #expect(try Self.find(other, "local").status == 44)
+    }
 }
