@@ -407,26 +407,34 @@ final class KeyHierarchy: @unchecked Sendable {
         }
         let parameters = new.map { _ in PassphraseKey.fresh() }
         let newSecrets = try new.map { try parameters!.secrets(for: $0) }
-        guard let store = try locking({ self.store }) else { return }
-        try locking {
-            try store.database.writeTransaction {
-                let now = try store.load()
+        guard let path = try locking({ self.store?.database.path }) else { return }
+        // A connection of its own, used without holding this object's lock: while it waits
+        // for the database's write lock, this process's engine may be inside a write
+        // transaction that needs an item key (and so this object's lock).
+        let writer = try ProtectionStore(path: path)
+        do {
+            try writer.database.writeTransaction {
+                let now = try writer.load()
                 guard now.passphrase == current, let wrappedA = now.wrapped[.a], let wrappedC = now.wrapped[.c] else {
                     throw KeychainFailure(errSecAuthFailed, "The passphrase was changed by another process meanwhile.", recovery: "Try again.")
                 }
                 guard let keyA = unwrap(wrappedA, keyClass: .a, secret: oldSecrets?.a),
                     let keyC = unwrap(wrappedC, keyClass: .c, secret: oldSecrets?.c)
                 else { throw Self.wrongPassphrase }
-                try store.set("key.a", wrap(keyA, keyClass: .a, secret: newSecrets?.a))
+                try writer.set("key.a", wrap(keyA, keyClass: .a, secret: newSecrets?.a))
                 CrashPoint.reach("passphrase")
-                try store.set("key.c", wrap(keyC, keyClass: .c, secret: newSecrets?.c))
+                try writer.set("key.c", wrap(keyC, keyClass: .c, secret: newSecrets?.c))
                 if let parameters {
-                    try store.set("passphrase", parameters.record)
+                    try writer.set("passphrase", parameters.record)
                 } else {
-                    try store.remove("passphrase")
-                    try store.deleteItems(labelPrefix: ProtectionClass.whenPasscodeSetThisDeviceOnly.rawValue)
+                    try writer.remove("passphrase")
+                    try writer.deleteItems(labelPrefix: ProtectionClass.whenPasscodeSetThisDeviceOnly.rawValue)
                 }
             }
+        } catch let error as DatabaseError {
+            throw KeychainFailure(error.osStatus, "The keychain database failed: \(error.message ?? "SQLite error \(error.resultCode)").")
+        }
+        try locking {
             try refresh(force: true)
             dropKeys()
             if let newSecrets {
