@@ -58,6 +58,8 @@ final class KeyHierarchy: @unchecked Sendable {
     /// Unwrapped class keys with what they were unwrapped from (record and secret).
     private var classKeys: [KeyClass: CachedClassKey] = [:]
     private var itemKeys: [ProtectionClass: (classKey: ObjectIdentifier, key: SecretKey)] = [:]
+    /// Where unlock secrets are read to (used with the lock held; zeroed after each use).
+    private let scratch = SecretKey(uninitializedCount: Sodium.keyLength)
 
     /// The current format of the `protection` records.
     static let format: UInt8 = 2
@@ -215,13 +217,17 @@ final class KeyHierarchy: @unchecked Sendable {
         let bound = record.first.map { $0 & 1 != 0 } ?? false
         var secret: SecretKey?
         if bound {
-            guard let slot = keyClass.slot, let current = LockStateStore.secret(slot, keychainID: keychainID) else {
+            // Read into locked scratch memory; a copy is made only when the secret changed.
+            guard let slot = keyClass.slot, LockStateStore.read(slot, keychainID: keychainID, into: scratch) else {
                 forget(keyClass)
                 throw Self.locked(keyClass)
             }
-            secret = current
-        }
-        if let cached = classKeys[keyClass], cached.record == record, Self.sameSecret(cached.secret, secret) {
+            defer { scratch.withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) } }
+            if let cached = classKeys[keyClass], cached.record == record, Self.sameSecret(cached.secret, scratch) {
+                return cached.key
+            }
+            secret = scratch.withUnsafeBytes { SecretKey(copying: $0) }
+        } else if let cached = classKeys[keyClass], cached.record == record, cached.secret == nil {
             return cached.key
         }
         guard let key = unwrap(record, keyClass: keyClass, secret: secret) else {

@@ -43,41 +43,62 @@ enum LockStateStore {
     private static let memory = Mutex<[String: (secret: SecretKey, expiry: UInt64?)]>([:])
 
     private static func description(_ slot: Slot, keychainID: Data) -> String {
-        "keysmith:" + keychainID.map { String(format: "%02x", $0) }.joined() + ":" + slot.rawValue
+        let digits = Array("0123456789abcdef".utf8)
+        var bytes = Array("keysmith:".utf8)
+        for byte in keychainID {
+            bytes.append(digits[Int(byte >> 4)])
+            bytes.append(digits[Int(byte & 0x0F)])
+        }
+        bytes.append(UInt8(ascii: ":"))
+        bytes.append(contentsOf: slot.rawValue.utf8)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The keyring serials found by earlier searches, by description (a key updated in
+    /// place keeps its serial; one that expired or was removed is searched for again).
+    private static let serials = Mutex<[String: Int32]>([:])
+
+    /// Reads the secret in `slot` for the keychain `keychainID` into `destination` (32
+    /// bytes of locked memory), without other copies.
+    /// - Returns: `false` when there is none (locked, expired, never unlocked since boot).
+    static func read(_ slot: Slot, keychainID: Data, into destination: SecretKey) -> Bool {
+        let name = description(slot, keychainID: keychainID)
+        switch backend {
+        case .processMemory:
+            return memory.withLock { entries in
+                guard let entry = entries[name] else { return false }
+                if let expiry = entry.expiry, DispatchTime.now().uptimeNanoseconds >= expiry {
+                    entries[name] = nil
+                    return false
+                }
+                entry.secret.withUnsafeBytes { source in destination.withUnsafeMutableBytes { $0.copyMemory(from: source) } }
+                return true
+            }
+        case .kernelKeyring:
+            var serial = serials.withLock { $0[name] }
+            for _ in 0..<2 {
+                if serial == nil {
+                    let found = keyctl_search(KEY_SPEC_USER_KEYRING, "user", name, 0)
+                    guard found >= 0 else { return false }
+                    serial = Int32(truncatingIfNeeded: found)
+                    serials.withLock { $0[name] = serial }
+                }
+                let length = destination.withUnsafeMutableBytes { keyctl_read(serial!, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
+                if length == destination.count { return true }
+                // Expired, revoked, removed, or not ours: forget the serial and search once more.
+                destination.withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) }
+                serials.withLock { $0[name] = nil }
+                serial = nil
+            }
+            return false
+        }
     }
 
     /// The secret in `slot` for the keychain `keychainID`, or `nil` when there is none
     /// (locked, expired, never unlocked since boot).
     static func secret(_ slot: Slot, keychainID: Data) -> SecretKey? {
-        let name = description(slot, keychainID: keychainID)
-        switch backend {
-        case .processMemory:
-            return memory.withLock { entries in
-                guard let entry = entries[name] else { return nil }
-                if let expiry = entry.expiry, DispatchTime.now().uptimeNanoseconds >= expiry {
-                    entries[name] = nil
-                    return nil
-                }
-                return entry.secret
-            }
-        case .kernelKeyring:
-            let serial = keyctl_search(KEY_SPEC_USER_KEYRING, "user", name, 0)
-            guard serial >= 0 else { return nil }
-            var buffer: UnsafeMutableRawPointer?
-            let length = keyctl_read_alloc(key_serial_t(serial), &buffer)
-            guard length == Sodium.keyLength, let buffer else {
-                if let buffer {
-                    Sodium.zero(buffer, count: max(Int(length), 0))
-                    free(buffer)
-                }
-                return nil
-            }
-            defer {
-                Sodium.zero(buffer, count: Int(length))
-                free(buffer)
-            }
-            return SecretKey(copying: UnsafeRawBufferPointer(start: buffer, count: Int(length)))
-        }
+        let key = SecretKey(uninitializedCount: Sodium.keyLength)
+        return read(slot, keychainID: keychainID, into: key) ? key : nil
     }
 
     /// Stores `secret` in `slot`, replacing what was there; it expires after `timeout`
