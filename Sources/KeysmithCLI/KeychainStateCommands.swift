@@ -200,7 +200,7 @@ private let statusCommand = Command(
     let (state, passphrase, counts) = try withKeychain(invocation) {
         (KeychainEnvironment.lockState, KeychainEnvironment.hasPassphrase, try KeychainEnvironment.itemCountsByAccessibility())
     }
-    let keyStore = "key file \(directory.appendingPathComponent("device.key").path)"
+    let keyStore = try withKeychain(invocation) { KeychainEnvironment.deviceKeyStore }
     if invocation.settings.json {
         invocation.output.printJSON([
             "keychain": directory.path, "passphrase": passphrase, "lockState": stateName(state),

@@ -184,4 +184,27 @@ import Testing
         #expect(try Self.find(other, "portable").stdout == "travels\n")
         #expect(try Self.find(other, "local").status == 44)
     }
+
+    /// KEYSMITH_KEY_STORE=systemd-credential: the device key comes from
+    /// $CREDENTIALS_DIRECTORY, and no key file is written beside the database.
+    @Test func deviceKeyFromASystemdCredential() throws {
+        let home = TemporaryHome()
+        let credentials = home.url.appendingPathComponent("credentials")
+        try FileManager.default.createDirectory(at: credentials, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: credentials.appendingPathComponent("keysmith-device-key"))
+        let environment = ["KEYSMITH_KEY_STORE": "systemd-credential", "CREDENTIALS_DIRECTORY": credentials.path]
+        #expect(try keysmith(["create", "--no-passphrase"], home: home, environment: environment).status == 0)
+        #expect(try Self.add(home, "cred", "always", "from-credential", environment: environment).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: home.keychain.appendingPathComponent("device.key").path))
+        let status = try keysmith(["--json", "status"], home: home, environment: environment).json()
+        #expect((status["keyStore"] as? String)?.hasPrefix("systemd credential ") == true)
+        #expect(try Self.find(home, "cred", environment: environment).stdout == "from-credential\n")
+        // Without the credential the keychain cannot be opened (and no key file is made up).
+        let without = try Self.find(home, "cred", environment: [:])
+        #expect(without.status == 1, "\(without)")
+        #expect(!FileManager.default.fileExists(atPath: home.keychain.appendingPathComponent("device.key").path))
+        let unsupported = try Self.find(home, "cred", environment: ["KEYSMITH_KEY_STORE": "secret-service"])
+        #expect(unsupported.status == 1)
+        #expect(unsupported.stderr.contains("Secret Service"))
+    }
 }

@@ -76,6 +76,13 @@ extension KeychainEnvironment {
     /// user's processes) or `"process memory"` (this process only).
     public static var lockStateStore: String { LockStateStore.backend.rawValue }
 
+    /// Where the current keychain's device key is kept, for people: `"key file PATH"` or
+    /// `"systemd credential PATH"` (chosen with `KEYSMITH_KEY_STORE`: `auto`, `file`,
+    /// `systemd-credential`).
+    public static var deviceKeyStore: String {
+        DeviceKeyStore.describe(keyFile: current.directory.appendingPathComponent(KeychainEngine.keyFileName))
+    }
+
     /// Seconds after an unlock until class A locks again by itself: `$KEYSMITH_AUTO_LOCK`
     /// when set (0: never), else 900 (15 minutes).
     public static var defaultAutoLock: UInt32? {

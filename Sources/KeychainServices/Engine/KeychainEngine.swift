@@ -34,7 +34,7 @@ final class KeychainEngine: @unchecked Sendable {
         let databaseExists = FileManager.default.fileExists(atPath: databaseURL.path)
         // An existing database without its key file is unreadable: say so instead of
         // silently making a new key (which would orphan every item).
-        let deviceKey = try DeviceKeyFile.loadOrCreate(at: keyURL, create: !databaseExists || Self.isEmptyDatabase(databaseURL))
+        let deviceKey = try DeviceKeyStore.load(keyFile: keyURL, create: !databaseExists || Self.isEmptyDatabase(databaseURL))
         keys = try KeyHierarchy(deviceKey: deviceKey)
         storage = try KeychainDatabase(path: databaseURL.path)
         try storage.prepare(checkValue: keys.checkValue)
