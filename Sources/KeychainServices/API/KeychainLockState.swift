@@ -39,7 +39,12 @@ extension KeychainEnvironment {
     /// - Throws: A ``KeychainStateError`` with `errSecAuthFailed` when `old` is wrong (nothing
     ///   changes), `errSecParam` for an empty new passphrase.
     public static func setPassphrase(_ new: String?, old: String?) throws {
-        try run { try $0.setPassphrase(new, old: old, timeout: defaultAutoLock) }
+        do {
+            let engine = try KeychainEngine.engine(for: current.directory, forWriting: true)
+            try engine.keys.setPassphrase(new, old: old, timeout: defaultAutoLock, transaction: engine.writeTransaction)
+        } catch let failure as KeychainFailure {
+            throw KeychainStateError(status: failure.status, reason: failure.reason, recovery: failure.recovery)
+        }
     }
 
     /// Makes class A and C keys available; a wrong passphrase throws and changes nothing.

@@ -38,7 +38,7 @@ final class KeychainEngine: @unchecked Sendable {
         keys = try KeyHierarchy(deviceKey: deviceKey)
         storage = try KeychainDatabase(path: databaseURL.path)
         try storage.prepare(checkValue: keys.checkValue)
-        try keys.attach(databasePath: databaseURL.path, keychainID: storage.keychainID)
+        try keys.attach(storage: storage)
         associatedDataPrefix = Data("keysmith.item.v1".utf8) + storage.keychainID
         fileIdentity = Self.identity(of: databaseURL.path)
         lastConfirmed = DispatchTime.now().uptimeNanoseconds
@@ -126,6 +126,13 @@ final class KeychainEngine: @unchecked Sendable {
         return true
     }
 
+    /// Runs `body` in a write transaction on this engine's database with the engine's lock
+    /// held: the key hierarchy's passphrase changes, one transaction with the items they
+    /// delete.
+    func writeTransaction(_ body: (KeychainDatabase) throws -> Void) throws {
+        try locked { try storage.database.writeTransaction { try body(storage) } }
+    }
+
     private func locked<Result>(_ body: () throws -> Result) throws -> Result {
         lock.lock()
         defer { lock.unlock() }
@@ -209,7 +216,7 @@ final class KeychainEngine: @unchecked Sendable {
                 } catch let error as DatabaseError where error.osStatus == errSecDuplicateItem {
                     // A ThisDeviceOnly item written on another machine is absent here: it
                     // gives way to the new item.
-                    if try keys.removeForeignRow(primaryKey: sealed.row.primaryKeyHash, in: storage.database) {
+                    if try keys.removeForeignRow(primaryKey: sealed.row.primaryKeyHash, in: storage) {
                         return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName)
                     }
                     throw KeychainFailure(

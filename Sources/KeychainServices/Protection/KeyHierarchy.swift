@@ -95,20 +95,23 @@ final class KeyHierarchy: @unchecked Sendable {
     /// Opens the protection records of the keychain at `databasePath` (after the engine
     /// prepared its database), creating them for a new keychain and upgrading one of the
     /// first format in place.
-    func attach(databasePath: String, keychainID: Data) throws {
+    func attach(storage: KeychainDatabase) throws {
         lock.lock()
         defer { lock.unlock() }
-        self.keychainID = keychainID
+        keychainID = storage.keychainID
+        let databasePath = storage.database.path
         let store = try ProtectionStore(path: databasePath)
         self.store = store
         try refresh(force: true)
         if records.format == nil {
-            try store.database.writeTransaction {
-                try store.createTable()
+            // On the engine's connection (the engine is not shared yet), through its
+            // KeychainDatabase, so item rows are written in one place only.
+            let engineStore = ProtectionStore(database: storage.database)
+            try storage.database.writeTransaction {
+                try engineStore.createTable()
                 // Another process may have upgraded while this one waited for the lock.
-                records = try store.load()
-                guard records.format == nil else { return }
-                try upgradeFirstFormat(store)
+                guard try engineStore.load().format == nil else { return }
+                try upgradeFirstFormat(engineStore, storage: storage)
             }
             try refresh(force: true)
         }
@@ -122,7 +125,7 @@ final class KeyHierarchy: @unchecked Sendable {
 
     /// Creates the class keys and re-encrypts every item of a first-format keychain
     /// (item keys derived straight from the device key). Runs inside a write transaction.
-    private func upgradeFirstFormat(_ store: ProtectionStore) throws {
+    private func upgradeFirstFormat(_ store: ProtectionStore, storage: KeychainDatabase) throws {
         var fresh: [KeyClass: SecretKey] = [:]
         for keyClass in KeyClass.allCases {
             let key = SecretKey.random()
@@ -131,12 +134,12 @@ final class KeyHierarchy: @unchecked Sendable {
         }
         let prefix = Self.associatedDataPrefix(keychainID: keychainID)
         var rewritten = 0
-        for row in try store.itemRows() {
-            guard let protection = ProtectionClass(rawValue: row.label) else { continue }
+        for (row, firstName, secondName) in try store.itemRows() {
+            guard let protection = ProtectionClass(rawValue: row.protection) else { continue }
             let legacyKey = Sodium.deriveKey(from: deviceKey, id: protection.keyNumber, context: "ksclass1")
             let oldAD = Self.associatedData(
-                prefix: prefix, itemClass: row.itemClass, reference: row.reference, primaryKey: row.primaryKey,
-                protection: row.label)
+                prefix: prefix, itemClass: row.itemClass, reference: row.reference, primaryKey: row.primaryKeyHash,
+                protection: row.protection)
             let opened = row.ciphertext.withUnsafeBytes { ciphertext in
                 row.nonce.withUnsafeBytes { nonce in
                     oldAD.withUnsafeBytes { Sodium.open(ciphertext, nonce: nonce, associatedData: $0, key: legacyKey) }
@@ -148,12 +151,16 @@ final class KeyHierarchy: @unchecked Sendable {
             let newLabel = label(for: protection)
             let newKey = derivedItemKey(protection, classKey: fresh[protection.keyClass]!)
             let newAD = Self.associatedData(
-                prefix: prefix, itemClass: row.itemClass, reference: row.reference, primaryKey: row.primaryKey,
+                prefix: prefix, itemClass: row.itemClass, reference: row.reference, primaryKey: row.primaryKeyHash,
                 protection: newLabel)
             let sealed = opened.withUnsafeBytes { text in
                 newAD.withUnsafeBytes { Sodium.seal(text, associatedData: $0, key: newKey) }
             }
-            try store.rewriteRow(id: row.id, label: newLabel, nonce: sealed.nonce, ciphertext: sealed.ciphertext)
+            var rewrittenRow = row
+            rewrittenRow.protection = newLabel
+            rewrittenRow.nonce = sealed.nonce
+            rewrittenRow.ciphertext = sealed.ciphertext
+            try storage.update(rewrittenRow, firstName: firstName, secondName: secondName)
             rewritten += 1
             if rewritten == 1 { CrashPoint.reach("upgrade") }
         }
@@ -393,7 +400,11 @@ final class KeyHierarchy: @unchecked Sendable {
     /// Sets (`old` nil), changes, or removes (`new` nil) the passphrase, in one transaction.
     /// Removing it deletes the WhenPasscodeSetThisDeviceOnly items. A keychain that just
     /// got a passphrase is unlocked.
-    func setPassphrase(_ new: String?, old: String?, timeout: UInt32?) throws {
+    /// - Parameter transaction: Runs its body in a write transaction on the engine's
+    ///   database (``KeychainEngine/writeTransaction(_:)``).
+    func setPassphrase(
+        _ new: String?, old: String?, timeout: UInt32?, transaction: ((KeychainDatabase) throws -> Void) throws -> Void
+    ) throws {
         if let new, new.isEmpty {
             throw KeychainFailure(errSecParam, "The new passphrase is empty.", recovery: "Choose a non-empty passphrase, or remove the passphrase instead.")
         }
@@ -413,32 +424,28 @@ final class KeyHierarchy: @unchecked Sendable {
         }
         let parameters = new.map { _ in PassphraseKey.fresh() }
         let newSecrets = try new.map { try parameters!.secrets(for: $0) }
-        guard let path = try locking({ self.store?.database.path }) else { return }
-        // A connection of its own, used without holding this object's lock: while it waits
-        // for the database's write lock, this process's engine may be inside a write
-        // transaction that needs an item key (and so this object's lock).
-        let writer = try ProtectionStore(path: path)
-        do {
-            try writer.database.writeTransaction {
-                let now = try writer.load()
-                guard now.passphrase == current, let wrappedA = now.wrapped[.a], let wrappedC = now.wrapped[.c] else {
-                    throw KeychainFailure(errSecAuthFailed, "The passphrase was changed by another process meanwhile.", recovery: "Try again.")
-                }
-                guard let keyA = unwrap(wrappedA, keyClass: .a, secret: oldSecrets?.a),
-                    let keyC = unwrap(wrappedC, keyClass: .c, secret: oldSecrets?.c)
-                else { throw Self.wrongPassphrase }
-                try writer.set("key.a", wrap(keyA, keyClass: .a, secret: newSecrets?.a))
-                CrashPoint.reach("passphrase")
-                try writer.set("key.c", wrap(keyC, keyClass: .c, secret: newSecrets?.c))
-                if let parameters {
-                    try writer.set("passphrase", parameters.record)
-                } else {
-                    try writer.remove("passphrase")
-                    try writer.deleteItems(labelPrefix: ProtectionClass.whenPasscodeSetThisDeviceOnly.rawValue)
+        // In the engine's transaction, without holding this object's lock (the engine may be
+        // waiting for it inside a write of its own): one transaction with the items deleted.
+        try transaction { storage in
+            let writer = ProtectionStore(database: storage.database)
+            let now = try writer.load()
+            guard now.passphrase == current, let wrappedA = now.wrapped[.a], let wrappedC = now.wrapped[.c] else {
+                throw KeychainFailure(errSecAuthFailed, "The passphrase was changed by another process meanwhile.", recovery: "Try again.")
+            }
+            guard let keyA = unwrap(wrappedA, keyClass: .a, secret: oldSecrets?.a),
+                let keyC = unwrap(wrappedC, keyClass: .c, secret: oldSecrets?.c)
+            else { throw Self.wrongPassphrase }
+            try writer.set("key.a", wrap(keyA, keyClass: .a, secret: newSecrets?.a))
+            CrashPoint.reach("passphrase")
+            try writer.set("key.c", wrap(keyC, keyClass: .c, secret: newSecrets?.c))
+            if let parameters {
+                try writer.set("passphrase", parameters.record)
+            } else {
+                try writer.remove("passphrase")
+                for id in try writer.itemIDs(labelPrefix: ProtectionClass.whenPasscodeSetThisDeviceOnly.rawValue) {
+                    try storage.delete(id: id)
                 }
             }
-        } catch let error as DatabaseError {
-            throw KeychainFailure(error.osStatus, "The keychain database failed: \(error.message ?? "SQLite error \(error.resultCode)").")
         }
         try locking {
             try refresh(force: true)
@@ -483,18 +490,16 @@ final class KeyHierarchy: @unchecked Sendable {
     }
 
     /// Deletes the ThisDeviceOnly row of another machine that holds `primaryKey`, if
-    /// there is one, through the engine's `database` (inside its transaction).
+    /// there is one, through the engine's `storage` (inside its transaction).
     /// - Returns: whether a row was deleted (so an add can be retried).
-    func removeForeignRow(primaryKey: Data, in database: Database) throws -> Bool {
-        let select = try database.cachedStatement("SELECT id, pdmn FROM items WHERE pk = ?")
+    func removeForeignRow(primaryKey: Data, in storage: KeychainDatabase) throws -> Bool {
+        let select = try storage.database.cachedStatement("SELECT id, pdmn FROM items WHERE pk = ?")
         select.bind(primaryKey, at: 1)
         var foreign: Int64?
         if try select.step(), let label = select.string(at: 1), isForeign(label: label) { foreign = select.int64(at: 0) }
         select.reset()
         guard let foreign else { return false }
-        let delete = try database.cachedStatement("DELETE FROM items WHERE id = ?")
-        delete.bind(foreign, at: 1)
-        try delete.run()
+        try storage.delete(id: foreign)
         return true
     }
 

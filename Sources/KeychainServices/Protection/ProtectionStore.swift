@@ -11,12 +11,18 @@ struct ProtectionRecords: Equatable {
     var wrapped: [KeyHierarchy.KeyClass: Data] = [:]
 }
 
-/// The key hierarchy's own connection to the keychain database: the `protection` table
-/// (`name TEXT PRIMARY KEY, value BLOB`) with the key format, the passphrase parameters
-/// and the wrapped class keys, and the few item-row operations that upgrades and
-/// passphrase removal need. Used with ``KeyHierarchy``'s lock held.
+/// The `protection` table (`name TEXT PRIMARY KEY, value BLOB`) with the key format, the
+/// passphrase parameters and the wrapped class keys, and the item-row reads that upgrades
+/// and passphrase removal need; either on the key hierarchy's own read connection (used
+/// with its lock held) or on the engine's connection inside its write transaction. Item
+/// rows are only ever written through the engine's ``KeychainDatabase``.
 final class ProtectionStore {
     let database: Database
+
+    /// Works on `database` (the engine's connection, used under the engine's lock).
+    init(database: Database) {
+        self.database = database
+    }
 
     init(path: String) throws {
         do {
@@ -80,46 +86,33 @@ final class ProtectionStore {
         try statement.run()
     }
 
-    /// One item row, as the upgrade reads it.
-    struct ItemRow {
-        var id: Int64
-        var itemClass: String
-        var primaryKey: Data
-        var label: String
-        var reference: Data
-        var nonce: Data
-        var ciphertext: Data
-    }
-
-    func itemRows() throws -> [ItemRow] {
-        let statement = try database.cachedStatement("SELECT id, class, pk, pdmn, ref, nonce, ciphertext FROM items ORDER BY id")
+    /// Every item row with its two lookup hashes, as the upgrade reads them.
+    func itemRows() throws -> [(row: StoredRow, firstName: Data, secondName: Data)] {
+        let statement = try database.cachedStatement(
+            "SELECT id, class, pk, agrp, sync, pdmn, ref, nonce, ciphertext, h1, h2 FROM items ORDER BY id")
         defer { statement.reset() }
-        var rows: [ItemRow] = []
+        var rows: [(row: StoredRow, firstName: Data, secondName: Data)] = []
         while try statement.step() {
-            rows.append(ItemRow(
-                id: statement.int64(at: 0), itemClass: statement.string(at: 1) ?? "", primaryKey: statement.data(at: 2),
-                label: statement.string(at: 3) ?? "", reference: statement.data(at: 4), nonce: statement.data(at: 5),
-                ciphertext: statement.data(at: 6)))
+            let row = StoredRow(
+                id: statement.int64(at: 0), itemClass: statement.string(at: 1) ?? "", primaryKeyHash: statement.data(at: 2),
+                accessGroupHash: statement.data(at: 3), synchronizable: statement.int64(at: 4) != 0,
+                protection: statement.string(at: 5) ?? "", reference: statement.data(at: 6), nonce: statement.data(at: 7),
+                ciphertext: statement.data(at: 8))
+            rows.append((row, statement.data(at: 9), statement.data(at: 10)))
         }
         return rows
     }
 
-    func rewriteRow(id: Int64, label: String, nonce: Data, ciphertext: Data) throws {
-        let statement = try database.cachedStatement("UPDATE items SET pdmn = ?, nonce = ?, ciphertext = ? WHERE id = ?")
-        statement.bind(label, at: 1)
-        statement.bind(nonce, at: 2)
-        statement.bind(ciphertext, at: 3)
-        statement.bind(id, at: 4)
-        try statement.run()
-    }
-
-    /// Deletes the rows whose label is `prefix` or `prefix@…` (every machine's).
-    func deleteItems(labelPrefix prefix: String) throws {
-        let statement = try database.cachedStatement("DELETE FROM items WHERE pdmn = ? OR substr(pdmn, 1, ?) = ?")
+    /// The ids of the rows whose label is `prefix` or `prefix@…` (every machine's).
+    func itemIDs(labelPrefix prefix: String) throws -> [Int64] {
+        let statement = try database.cachedStatement("SELECT id FROM items WHERE pdmn = ? OR substr(pdmn, 1, ?) = ?")
         statement.bind(prefix, at: 1)
         statement.bind(Int64(prefix.utf8.count + 1), at: 2)
         statement.bind(prefix + "@", at: 3)
-        try statement.run()
+        defer { statement.reset() }
+        var ids: [Int64] = []
+        while try statement.step() { ids.append(statement.int64(at: 0)) }
+        return ids
     }
 
     func countsByLabel() throws -> [(String, Int)] {
