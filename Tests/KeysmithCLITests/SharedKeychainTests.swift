@@ -1,5 +1,6 @@
 import Foundation
 import KeychainServices
+import Keysmith
 import Testing
 
 // The CLI and programs that configured nothing share one keychain view; configuration
@@ -26,6 +27,14 @@ struct SharedDefaultAccessGroupTests {
             #expect(SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess)
             #expect(result as? Data == Data("t0ken".utf8))
         }
+        // The README's provisioning step: `keysmith rotate` and then the app's retriever
+        // (whose keychain service on Linux, without a bundle identifier, is keysmith.keys).
+        let key = try KeychainEnvironment.withEnvironment(unconfiguredProgram(home)) {
+            try KeyRetriever(sources: KeyRetriever.defaultSources(service: "keysmith.keys", environmentPrefix: nil))
+                .retrieve("api_key")
+        }
+        #expect(key?.data == Data("k3y".utf8))
+        #expect(key?.version == "1")
     }
 
     @Test func whatAProgramThatConfiguredNothingStoresTheCLIFindsAndLists() throws {
@@ -55,6 +64,10 @@ struct SharedDefaultAccessGroupTests {
         // A configured program keeps its own groups.
         let other = try keysmith(["find-generic-password", "-s", "svc", "--access-group", "team.b"], home: home)
         #expect(other.status == 44, "\(other)")
+        // What the default view finds, it can delete.
+        let deleted = try keysmith(["delete-generic-password", "-s", "svc", "-a", "team"], home: home)
+        #expect(deleted.status == 0, "\(deleted)")
+        #expect(try keysmith(["dump-keychain", "--json"], home: home).json()["count"] as? Int == 0)
     }
 }
 
