@@ -512,7 +512,7 @@ private func report(deleted count: Int?, _ kind: PasswordKind, _ selection: Sele
 private let dumpCommand = Command(
     name: "dump-keychain", group: .items, synopsis: "[-d]",
     summary: "List every item's attributes (and secrets, with -d)",
-    details: "Lists every item the access groups in force can read (by default every item, with its access group): generic and internet passwords, certificates and keys, sorted by class and name. Secrets are read and printed only with -d. A terminal shows progress for large keychains.\n\nWith --json: {\"keychain\": PATH, \"accessGroups\": [...], \"count\": N, \"items\": [objects as in find-generic-password / find-internet-password]}; with -d each item also has \"passwordBase64\" and, when the secret is UTF-8, \"password\".\n\nExamples:\n\n  keysmith dump-keychain\n  keysmith --json dump-keychain | jq '.items[].service'",
+    details: "Lists every item the access groups in force can read (by default every item, with its access group): generic and internet passwords, certificates and keys, sorted by class and name. Secrets are read and printed only with -d. A terminal shows progress for large keychains.\n\nWith --json: {\"keychain\": PATH, \"accessGroups\": [the groups in force; \"*\" means every group], \"count\": N, \"items\": [objects as in find-generic-password / find-internet-password]}; with -d each item also has \"passwordBase64\" and, when the secret is UTF-8, \"password\".\n\nExamples:\n\n  keysmith dump-keychain\n  keysmith --json dump-keychain | jq '.items[].service'",
     options: [OptionSpec(name: "data", short: "d", help: "Also print each item's secret (decrypted).")]
 ) { invocation throws(CommandLineError) in
     let includeSecrets = invocation.arguments.contains("data")

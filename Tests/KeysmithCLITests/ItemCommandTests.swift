@@ -125,6 +125,8 @@ struct ItemCommandTests {
 
     @Test func missingItemExitsWith44AndExplains() throws {
         let home = TemporaryHome()
+        // A keychain that exists (a missing one gets its own hint, see ReadsDoNotCreateKeychainsTests).
+        try storeGenericPassword("x", service: "other", account: "item", home: home)
         let result = try keysmith(["find-generic-password", "-s", "nothing", "-a", "here"], home: home)
         #expect(result.status == 44, "\(result)")
         #expect(result.stdout.isEmpty)
