@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// `keysmith demo --items` on a temporary keychain, and both demos on one given with
-/// --keychain. (The default demo, Project X, is covered by ProjectXDemoTests.)
+/// --keychain. (The default demo, the walkthrough of an app's keys, is covered by
+/// AppKeysWalkthroughTests.)
 struct DemoTests {
     @Test func demoWalksThroughEveryStepOnATemporaryKeychainAndRemovesIt() throws {
         let home = TemporaryHome()

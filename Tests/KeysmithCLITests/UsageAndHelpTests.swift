@@ -58,7 +58,7 @@ struct UsageAndHelpTests {
         for code in ExitCode.allCases {
             #expect(result.stdout.contains("\n  \(code.rawValue) "), "help misses exit status \(code.rawValue)")
         }
-        for variable in ["KEYSMITH_HOME", "KEYSMITH_ACCESS_GROUPS", "keysmith.cli"] {
+        for variable in ["KEYSMITH_HOME", "KEYSMITH_ACCESS_GROUPS", "keysmith.shared"] {
             #expect(result.stdout.contains(variable))
         }
         // Retrieval commands are listed only once they exist.

@@ -1,20 +1,20 @@
 import Foundation
 import Testing
 
-/// `keysmith demo`: seed 000's Project X walkthrough, as the built binary prints it.
-struct ProjectXDemoTests {
-    @Test func demoIsTheProjectXWalkthroughOfSeed000() throws {
+/// `keysmith demo`: the walkthrough of an app's keys, as the built binary prints it.
+struct AppKeysWalkthroughTests {
+    @Test func demoIsTheWalkthroughOfAnAppsKeys() throws {
         let home = TemporaryHome()
         let result = try keysmith(["demo"], home: home, useKeychainFlag: false)
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.isEmpty, "\(result)")
         let transcript = result.stdout
         let lines = transcript.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        #expect(lines.first == "keysmith demo: Project X (seed 000, section 4), step by step")
+        #expect(lines.first == "keysmith demo: a walkthrough of an app's keys, step by step")
         for step in 1...10 { #expect(transcript.contains("\nStep \(step). "), "missing step \(step)") }
 
         // Each command as typed, in the demo directory.
-        let service = "--service com.xyproject.keyservice.demo"
+        let service = "--service com.example.app.keys.demo"
         for command in [
             "$ keysmith resolve api_key --config Keys.plist \(service)",
             "$ keysmith explain api_key --config Keys.plist \(service)",
@@ -29,7 +29,7 @@ struct ProjectXDemoTests {
             #expect(lines.contains("  " + command), "missing \(command)")
         }
 
-        // 4.1: first hit from the config file, as the seed's log line says.
+        // First launch: the first hit is from the config file.
         let served = lines.filter { $0.hasPrefix("  => api_key loaded from ") }
         #expect(served == [
             "  => api_key loaded from ConfigFile(plist), version=builtin",
@@ -41,7 +41,7 @@ struct ProjectXDemoTests {
         // The trace of step 2: keychain misses, then the plist hit.
         #expect(lines.contains { $0.contains("Keychain") && $0.contains("api_key") && $0.contains("miss") })
         #expect(lines.contains { $0.contains("ConfigFile(plist)") && $0.contains("hit builtin") })
-        // 4.3: the rotation keeps the old version; a minimum no copy meets is exit 44.
+        // Rotation: the rotation keeps the old version; a minimum no copy meets is exit 44.
         #expect(lines.contains("  Kept 1 other version: 2024.06.01."))
         #expect(transcript.contains("no copy of key \"api_key\" has a version >= 2024.08.01"))
         #expect(lines.filter { $0 == "  (exit status 0)" }.count == 9)
@@ -51,10 +51,10 @@ struct ProjectXDemoTests {
         #expect(effective.contains("Keychain") && effective.contains("2024.06.01, 2024.07.01"))
         #expect(lines.contains { $0.contains("shadowed") && $0.contains("ConfigFile(plist)") && $0.contains("builtin") })
         #expect(lines.contains("  2 keys, 3 copies, 0 warnings"))
-        // The summary: every step as the seed expects.
+        // The summary: every step as expected.
         #expect(lines.filter { $0.hasPrefix("  ") && $0.hasSuffix("  same") }.count == 10, "\(transcript)")
-        #expect(lines.contains { $0.hasPrefix("  1     4.1") && $0.contains("ConfigFile(plist), version=builtin") })
-        #expect(lines.contains { $0.hasPrefix("  5     4.2 group 1") && $0.contains("Keychain, version=2024.06.01") })
+        #expect(lines.contains { $0.hasPrefix("  1     first launch") && $0.contains("ConfigFile(plist), version=builtin") })
+        #expect(lines.contains { $0.hasPrefix("  5     keychain only") && $0.contains("Keychain, version=2024.06.01") })
 
         // The temporary directory (and the keychain inside it) is gone; nothing else was touched.
         let directoryLine = try #require(lines.first { $0.contains("directory") && $0.contains("temporary") })
@@ -65,7 +65,7 @@ struct ProjectXDemoTests {
 
     @Test func demoOnAGivenKeychainRemovesOnlyItsOwnItems() throws {
         let home = TemporaryHome()
-        try storeGenericPassword("keep-me", service: "com.xyproject.keyservice", account: "api_key", home: home)
+        try storeGenericPassword("keep-me", service: "com.example.app.keys", account: "api_key", home: home)
         for _ in 0..<2 {
             let result = try keysmith(["demo"], home: home)
             #expect(result.status == 0, "\(result)")
@@ -73,6 +73,6 @@ struct ProjectXDemoTests {
         }
         let dump = try keysmith(["dump-keychain", "--json"], home: home).json()
         #expect(dump["count"] as? Int == 1, "the demo leaves no item behind")
-        #expect(try keysmith(["find-generic-password", "-s", "com.xyproject.keyservice", "-w"], home: home).stdout == "keep-me\n")
+        #expect(try keysmith(["find-generic-password", "-s", "com.example.app.keys", "-w"], home: home).stdout == "keep-me\n")
     }
 }
