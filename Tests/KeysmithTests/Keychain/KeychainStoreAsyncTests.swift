@@ -24,20 +24,66 @@ struct KeychainStoreAsyncTests {
         }
     }
 
-    @Test func test_asyncVariant_canBeAwaitedFromTheMainActor() async throws {
+    @Test func test_asyncVariant_runsOffTheMainActorAndResumesOnIt() async throws {
         try await withTemporaryKeychain {
             let store = try KeychainStore(service: uniqueService())
-            try await Self.roundTripOnMainActor(store)
+            let probe = ThreadProbe()
+            try await Self.roundTripOnMainActor(store, probe: probe)
+            // The encoding and decoding happen inside the variants, in the same synchronous
+            // stretch as the keychain call: where they ran is where the call ran.
+            #expect(probe.callerOnMainThread == [true, true], "the caller was not on the main thread: \(probe.callerOnMainThread)")
+            #expect(probe.encodedOnMainThread == [false], "setValue ran its work on the main thread")
+            #expect(probe.decodedOnMainThread == [false], "value(_:for:) ran its work on the main thread")
+            #expect(probe.resumedOnMainThread == [true, true], "the caller did not resume on the main actor")
         }
     }
 
-    /// The keychain call hops off the main actor (the variants are `@concurrent`) and the
-    /// caller resumes on it.
+    /// Records on which thread the work of the async variants runs.
+    final class ThreadProbe: @unchecked Sendable {
+        private let lock = NSLock()
+        private var records: [String: [Bool]] = [:]
+        func record(_ what: String) {
+            let onMain = Thread.isMainThread
+            lock.lock()
+            records[what, default: []].append(onMain)
+            lock.unlock()
+        }
+        private func values(_ what: String) -> [Bool] { lock.lock(); defer { lock.unlock() }; return records[what] ?? [] }
+        var callerOnMainThread: [Bool] { values("caller") }
+        var encodedOnMainThread: [Bool] { values("encode") }
+        var decodedOnMainThread: [Bool] { values("decode") }
+        var resumedOnMainThread: [Bool] { values("resumed") }
+    }
+
+    /// A value whose encoding and decoding report their thread to the probe (found through
+    /// a task-local, since Decodable cannot take arguments).
+    struct Probed: Codable, Sendable, Equatable {
+        @TaskLocal static var probe: ThreadProbe?
+        var text: String
+        init(text: String) { self.text = text }
+        init(from decoder: Decoder) throws {
+            Self.probe?.record("decode")
+            text = try decoder.singleValueContainer().decode(String.self)
+        }
+        func encode(to encoder: Encoder) throws {
+            Self.probe?.record("encode")
+            var container = encoder.singleValueContainer()
+            try container.encode(text)
+        }
+    }
+
+    /// Awaited from the main actor: the keychain work hops off it (the variants are
+    /// `@concurrent`), and the caller resumes on it.
     @MainActor
-    static func roundTripOnMainActor(_ store: KeychainStore) async throws {
-        try await store.set("value", for: "token")
-        #expect(try await store.string(for: "token") == "value")
-        MainActor.assertIsolated()
+    static func roundTripOnMainActor(_ store: KeychainStore, probe: ThreadProbe) async throws {
+        try await Probed.$probe.withValue(probe) {
+            probe.record("caller")
+            try await store.setValue(Probed(text: "value"), for: "token")
+            probe.record("resumed")
+            probe.record("caller")
+            #expect(try await store.value(Probed.self, for: "token") == Probed(text: "value"))
+            probe.record("resumed")
+        }
     }
 
     @Test func test_manyConcurrentReadersAndWriters() async throws {
