@@ -24,7 +24,7 @@ struct DemoTests {
         ])
         #expect(lines.filter { $0.hasPrefix("  (exit status ") } == [0, 0, 0, 0, 0, 44].map { "  (exit status \($0))" })
         // Step 4's dates: the modification date moved, the creation date did not.
-        let dates = try #require(lines.first { $0.hasPrefix("  modified ") })
+        let dates = try #require(lines.first { $0.hasPrefix("  modified ") && $0.contains(" -> ") })
         let moved = dates.dropFirst("  modified ".count).split(separator: ";").first?.components(separatedBy: " -> ")
         #expect(moved?.count == 2 && moved?.first != moved?.last, "\(dates)")
         #expect(dates.hasSuffix("; creation date unchanged"))

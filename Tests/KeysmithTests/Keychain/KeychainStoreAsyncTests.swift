@@ -24,65 +24,57 @@ struct KeychainStoreAsyncTests {
         }
     }
 
-    @Test func test_asyncVariant_runsOffTheMainActorAndResumesOnIt() async throws {
+    @Test func test_asyncVariant_leavesTheMainActorFreeWhileItWorks() async throws {
         try await withTemporaryKeychain {
             let store = try KeychainStore(service: uniqueService())
-            let probe = ThreadProbe()
+            let probe = MainActorProbe()
             try await Self.roundTripOnMainActor(store, probe: probe)
-            // The encoding and decoding happen inside the variants, in the same synchronous
-            // stretch as the keychain call: where they ran is where the call ran.
-            #expect(probe.callerOnMainThread == [true, true], "the caller was not on the main thread: \(probe.callerOnMainThread)")
-            #expect(probe.encodedOnMainThread == [false], "setValue ran its work on the main thread")
-            #expect(probe.decodedOnMainThread == [false], "value(_:for:) ran its work on the main thread")
-            #expect(probe.resumedOnMainThread == [true, true], "the caller did not resume on the main actor")
+            // Encoding and decoding happen inside the variants, in the same synchronous
+            // stretch as the keychain call. From there the probe asks the main actor to run a
+            // job and waits for it: that job runs only if the variant is not holding the main
+            // actor (it would wait forever, cut to 10 s, if the work ran on it).
+            #expect(probe.results == ["encode": true, "decode": true], "\(probe.results)")
         }
     }
 
-    /// Records on which thread the work of the async variants runs.
-    final class ThreadProbe: @unchecked Sendable {
+    /// Records, for work done inside a variant, whether the main actor was free meanwhile.
+    final class MainActorProbe: @unchecked Sendable {
         private let lock = NSLock()
-        private var records: [String: [Bool]] = [:]
-        func record(_ what: String) {
-            let onMain = Thread.isMainThread
+        private var stored: [String: Bool] = [:]
+        func checkMainActorIsFree(_ what: String) {
+            let ran = DispatchSemaphore(value: 0)
+            Task { @MainActor in ran.signal() }
+            let free = ran.wait(timeout: .now() + 10) == .success
             lock.lock()
-            records[what, default: []].append(onMain)
+            stored[what] = free
             lock.unlock()
         }
-        private func values(_ what: String) -> [Bool] { lock.lock(); defer { lock.unlock() }; return records[what] ?? [] }
-        var callerOnMainThread: [Bool] { values("caller") }
-        var encodedOnMainThread: [Bool] { values("encode") }
-        var decodedOnMainThread: [Bool] { values("decode") }
-        var resumedOnMainThread: [Bool] { values("resumed") }
+        var results: [String: Bool] { lock.lock(); defer { lock.unlock() }; return stored }
     }
 
-    /// A value whose encoding and decoding report their thread to the probe (found through
-    /// a task-local, since Decodable cannot take arguments).
+    /// A value whose encoding and decoding consult the probe (found through a task-local,
+    /// since Decodable cannot take arguments).
     struct Probed: Codable, Sendable, Equatable {
-        @TaskLocal static var probe: ThreadProbe?
+        @TaskLocal static var probe: MainActorProbe?
         var text: String
         init(text: String) { self.text = text }
         init(from decoder: Decoder) throws {
-            Self.probe?.record("decode")
+            Self.probe?.checkMainActorIsFree("decode")
             text = try decoder.singleValueContainer().decode(String.self)
         }
         func encode(to encoder: Encoder) throws {
-            Self.probe?.record("encode")
+            Self.probe?.checkMainActorIsFree("encode")
             var container = encoder.singleValueContainer()
             try container.encode(text)
         }
     }
 
-    /// Awaited from the main actor: the keychain work hops off it (the variants are
-    /// `@concurrent`), and the caller resumes on it.
+    /// Awaited from the main actor, as an app's UI code would.
     @MainActor
-    static func roundTripOnMainActor(_ store: KeychainStore, probe: ThreadProbe) async throws {
+    static func roundTripOnMainActor(_ store: KeychainStore, probe: MainActorProbe) async throws {
         try await Probed.$probe.withValue(probe) {
-            probe.record("caller")
             try await store.setValue(Probed(text: "value"), for: "token")
-            probe.record("resumed")
-            probe.record("caller")
             #expect(try await store.value(Probed.self, for: "token") == Probed(text: "value"))
-            probe.record("resumed")
         }
     }
 
