@@ -120,7 +120,7 @@ struct FuzzTests {
         let randomSeed = UInt64.random(in: 0...UInt64.max)
         print("FuzzTests query seeds: fixed \(Self.fixedSeed), random \(randomSeed)")
         // The fixed seed runs a fixed number of calls (reproducible); the random one for a time.
-        fuzzQueries(seed: Self.fixedSeed, calls: StressLevel.pick(fast: 600, stress: 20_000), seconds: nil)
+        fuzzQueries(seed: Self.fixedSeed, calls: StressLevel.pick(fast: 600, stress: 5_000), seconds: nil)
         fuzzQueries(seed: randomSeed, calls: nil, seconds: Double(StressLevel.pick(fast: 3, stress: 60)))
     }
 
