@@ -44,17 +44,45 @@ struct AppKeysWalkthroughTests {
         // Rotation: the rotation keeps the old version; a minimum no copy meets is exit 44.
         #expect(lines.contains("  Kept 1 other version: 2024.06.01."))
         #expect(transcript.contains("no copy of key \"api_key\" has a version >= 2024.08.01"))
-        #expect(lines.filter { $0 == "  (exit status 0)" }.count == 9)
-        #expect(lines.filter { $0 == "  (exit status 44)" }.count == 1)
+        #expect(lines.filter { $0.hasPrefix("  (exit status ") } == [0, 0, 0, 0, 0, 0, 0, 0, 44, 0].map { "  (exit status \($0))" })
         // The audit: the keychain copy wins, the plist copy is shadowed.
         let effective = try #require(lines.first { $0.hasPrefix("  api_key ") && $0.contains("effective") })
         #expect(effective.contains("Keychain") && effective.contains("2024.06.01, 2024.07.01"))
         #expect(lines.contains { $0.contains("shadowed") && $0.contains("ConfigFile(plist)") && $0.contains("builtin") })
         #expect(lines.contains("  2 keys, 3 copies, 0 warnings"))
-        // The summary: every step as expected.
-        #expect(lines.filter { $0.hasPrefix("  ") && $0.hasSuffix("  same") }.count == 10, "\(transcript)")
-        #expect(lines.contains { $0.hasPrefix("  1     first launch") && $0.contains("ConfigFile(plist), version=builtin") })
-        #expect(lines.contains { $0.hasPrefix("  5     keychain only") && $0.contains("Keychain, version=2024.06.01") })
+        // The summary table. Its EXPECTED column must say what the walkthrough's rules give
+        // (written here, not taken from the demo: the demo compares against its own copy),
+        // and GOT must agree. The rules: the keychain comes before the config file; a
+        // version-less config entry is "builtin"; --min-version and --version pick among the
+        // keychain's versions; a minimum no copy meets is "not found", exit status 44.
+        let rules: [(what: String, expected: String)] = [
+            ("first launch", "ConfigFile(plist), version=builtin"),  // only Keys.plist holds api_key
+            ("why", "exit status 0"),  // explain
+            ("store", "exit status 0"),  // rotate --stdin stores 2024.06.01
+            ("both hold it", "Keychain, version=2024.06.01"),  // both hold it: the keychain wins
+            ("keychain only", "Keychain, version=2024.06.01"),  // only the keychain holds it
+            ("rotate", "exit status 0"),  // rotate --generate stores 2024.07.01
+            ("minimum", "Keychain, version=2024.07.01"),  // --min-version 2024.07.01
+            ("old version", "Keychain, version=2024.06.01"),  // --version 2024.06.01: the old one is kept
+            ("too low", "not found (exit status 44)"),  // --min-version 2024.08.01: no copy meets it
+            ("audit", "exit status 0"),  // audit
+        ]
+        let header = try #require(lines.firstIndex { $0.hasPrefix("  STEP") && $0.contains("EXPECTED") })
+        let columns = ["WHAT", "EXPECTED", "GOT"].compactMap { lines[header].range(of: $0)?.lowerBound.utf16Offset(in: lines[header]) }
+        #expect(columns.count == 3)
+        let rows = lines[(header + 1)...].prefix { !$0.isEmpty }.map { row -> [String] in
+            let cuts = [0] + columns + [row.utf16.count]
+            return (0..<4).map { index in
+                let start = min(cuts[index], row.utf16.count)
+                let end = min(cuts[index + 1], row.utf16.count)
+                let part = row.utf16.dropFirst(start).prefix(end - start)
+                return (String(part) ?? "").trimmingCharacters(in: .whitespaces)
+            }
+        }
+        #expect(rows.count == rules.count, "\(rows)")
+        for (index, rule) in rules.enumerated() where index < rows.count {
+            #expect(rows[index] == ["\(index + 1)", rule.what, rule.expected, "same"], "summary row \(index + 1)")
+        }
 
         // The temporary directory (and the keychain inside it) is gone; nothing else was touched.
         let directoryLine = try #require(lines.first { $0.contains("directory") && $0.contains("temporary") })
