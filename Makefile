@@ -8,7 +8,9 @@ BREW_PACKAGES := sqlite libsodium pkg-config
 BENCH_APT_PACKAGES := $(APT_PACKAGES) gcc libsecret-1-dev libsecret-tools gnome-keyring dbus-daemon
 SUDO := $(shell [ "$$(id -u)" = "0" ] && echo "" || echo "sudo")
 
-.PHONY: all deps build test demo bench stress clean
+PREFIX ?= /usr/local
+
+.PHONY: all deps build test demo bench stress clean install uninstall
 
 all: build
 
@@ -38,6 +40,16 @@ test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	@# A safety net: should any test forget its temporary keychain, it lands here, not in ~/.local.
 	home=$$(mktemp -d) && KEYSMITH_HOME=$$home $(SWIFT) test --skip-build $(SWIFT_FLAGS); status=$$?; rm -rf "$$home"; exit $$status
+
+## install: release build of the keysmith tool, copied to $(PREFIX)/bin (PREFIX=/usr/local by default).
+install: deps
+	$(SWIFT) build -c release $(SWIFT_FLAGS) --product keysmith
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -m 0755 "$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)/keysmith" "$(DESTDIR)$(PREFIX)/bin/keysmith"
+
+## uninstall: removes $(PREFIX)/bin/keysmith.
+uninstall:
+	rm -f "$(DESTDIR)$(PREFIX)/bin/keysmith"
 
 ## demo: the main job, a walkthrough with the keysmith tool on a temporary keychain.
 demo: deps
