@@ -9,7 +9,9 @@ BREW_PACKAGES := sqlite libsodium pkg-config
 BENCH_APT_PACKAGES := $(APT_PACKAGES) libsecret-1-dev libsecret-tools gnome-keyring dbus-daemon
 SUDO := $(shell [ "$$(id -u)" = "0" ] && echo "" || echo "sudo")
 
-.PHONY: all deps build test demo bench stress clean
+PREFIX ?= /usr/local
+
+.PHONY: all deps build test demo bench stress clean install uninstall
 
 all: build
 
@@ -40,6 +42,16 @@ test: deps
 	@# A safety net: should any test forget its temporary keychain, it lands here, not in ~/.local.
 	@# Every test uses Swift Testing: --disable-xctest skips XCTest's empty "Executed 0 tests" run.
 	home=$$(mktemp -d) && KEYSMITH_HOME=$$home $(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS); status=$$?; rm -rf "$$home"; exit $$status
+
+## install: release build of the keysmith tool, copied to $(PREFIX)/bin (PREFIX=/usr/local by default).
+install: deps
+	$(SWIFT) build -c release $(SWIFT_FLAGS) --product keysmith
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -m 0755 "$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)/keysmith" "$(DESTDIR)$(PREFIX)/bin/keysmith"
+
+## uninstall: removes $(PREFIX)/bin/keysmith.
+uninstall:
+	rm -f "$(DESTDIR)$(PREFIX)/bin/keysmith"
 
 ## demo: the main job, a walkthrough with the keysmith tool on a temporary keychain.
 demo: deps
