@@ -60,8 +60,9 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
 
 /// Deletes every item that matches a query.
 ///
-/// - Parameter query: The class and the attributes to match. Match-limit keys are not
-///   allowed (`errSecParam`); return keys are ignored.
+/// - Parameter query: The class and the attributes to match. `kSecMatchLimit:
+///   kSecMatchLimitAll` is accepted with macOS's meaning (every match, as without it);
+///   other match keys are `errSecParam`, as on iOS; return keys are ignored.
 /// - Returns: `errSecSuccess`, `errSecItemNotFound` when nothing matches, or another
 ///   `errSec…` code.
 public func SecItemDelete(_ query: CFDictionary) -> OSStatus {

@@ -141,7 +141,11 @@ enum QueryParser {
         switch first {
         case "c":
             throw KeychainFailure.param("'\(key)' is not a keychain dictionary key (did you mean kSecClass?).")
-        case "m": try applyMatch(key, value: value, to: &query)
+        case "m":
+            // macOS's SecItemDelete accepts kSecMatchLimitAll (every match, which delete does
+            // anyway), and portable code sends it from its macOS branch; iOS would refuse it.
+            if operation == .delete, key == "m_Limit", value as? String == "m_LimitAll" { return }
+            try applyMatch(key, value: value, to: &query)
         case "r": try applyReturn(key, value: value, to: &query)
         case "u": try applyUse(key, value: value, to: &query)
         case "v": try applyValue(key, value: value, to: &query)

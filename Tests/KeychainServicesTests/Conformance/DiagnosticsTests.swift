@@ -23,5 +23,38 @@ struct DiagnosticsTests {
             #expect(KeychainDiagnostics.lastFailureDescription == nil)
         }
     }
+
+    /// Diagnostics name keys and classes as the reader wrote them (`kSecAttrServer`,
+    /// `kSecClassGenericPassword`), never by the strings behind them (`srvr`, `genp`).
+    @Test func diagnosticsUseConstantNames() {
+        TemporaryKeychain.with { _ in
+            #expect(secAdd(genp().with(kSecAttrServer, "example.com")) == errSecNoSuchAttr)
+            let attribute = KeychainDiagnostics.lastFailureDescription ?? ""
+            #expect(attribute.contains("kSecAttrServer"), "\(attribute)")
+            #expect(attribute.contains("kSecClassGenericPassword"), "\(attribute)")
+            #expect(!attribute.contains("'srvr'") && !attribute.contains("'genp'"), "\(attribute)")
+
+            #expect(secAdd(genp()) == errSecSuccess)
+            #expect(secAdd(genp()) == errSecDuplicateItem)
+            let duplicate = KeychainDiagnostics.lastFailureDescription ?? ""
+            #expect(duplicate.contains("kSecAttrService") && duplicate.contains("kSecAttrAccount"), "\(duplicate)")
+            #expect(duplicate.contains("kSecClassGenericPassword"), "\(duplicate)")
+            for code in ["musr", "vwht", "tkid", "svce", "acct", "genp"] {
+                #expect(!duplicate.contains(code), "\(duplicate) lists the internal code \(code)")
+            }
+
+            #expect(secAdd(inet().with(kSecAttrCreationDate, "yesterday")) == errSecParam)
+            let value = KeychainDiagnostics.lastFailureDescription ?? ""
+            #expect(value.contains("kSecAttrCreationDate") && !value.contains("'cdat'"), "\(value)")
+
+            #expect(secUpdate(genp(), [kSecReturnData as String: true]) == errSecNoSuchAttr)
+            let update = KeychainDiagnostics.lastFailureDescription ?? ""
+            #expect(update.contains("kSecReturnData") && !update.contains("'r_Data'"), "\(update)")
+
+            // A key that is no constant at all is still quoted as written.
+            #expect(secAdd(genp().with(["bogu": "x"])) == errSecNoSuchAttr)
+            #expect(KeychainDiagnostics.lastFailureDescription?.contains("'bogu'") == true)
+        }
+    }
 }
 }
