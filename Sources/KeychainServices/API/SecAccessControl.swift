@@ -87,6 +87,7 @@ public final class SecAccessControl: @unchecked Sendable, Hashable, CustomString
 ///     `errSecParam`, with a description of what was wrong.
 /// - Returns: The access control, or `nil` when `protection` is not an accessibility
 ///   value, both `.or` and `.and` are set, or a flag is unknown.
+@discardableResult
 public func SecAccessControlCreateWithFlags(
     _ allocator: CFAllocator?, _ protection: CFTypeRef, _ flags: SecAccessControlCreateFlags,
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
@@ -110,6 +111,5 @@ public func SecAccessControlCreateWithFlags(
     return SecAccessControl(protection: value, flags: flags)
 }
 
-/// The domain of errors that carry an `OSStatus` as their code.
-public let NSOSStatusErrorDomain = "NSOSStatusErrorDomain"
+// `NSOSStatusErrorDomain`, the domain of these errors, is Foundation's own (on Linux too).
 #endif
