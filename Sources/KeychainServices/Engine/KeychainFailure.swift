@@ -29,7 +29,8 @@ struct KeychainFailure: Error, CustomStringConvertible {
 
     static func noSuchAttribute(_ tag: String, itemClass: String) -> KeychainFailure {
         KeychainFailure(
-            errSecNoSuchAttr, "'\(tag)' is not an attribute of class '\(itemClass)'.",
+            errSecNoSuchAttr,
+            "\(ConstantNames.key(tag, itemClass: itemClass)) is not an attribute of \(ConstantNames.itemClass(itemClass)) items.",
             recovery: "Remove the key from the dictionary, or use the item class that has it.")
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-import KeychainServices
+@testable import KeychainServices
 import Testing
 
 extension Conformance {
@@ -51,10 +51,28 @@ struct DiagnosticsTests {
             let update = KeychainDiagnostics.lastFailureDescription ?? ""
             #expect(update.contains("kSecReturnData") && !update.contains("'r_Data'"), "\(update)")
 
+            #expect(secUpdate(genp(), [kSecAttrServer as String: "example.com"]) == errSecNoSuchAttr)
+            #expect(KeychainDiagnostics.lastFailureDescription?.contains("kSecAttrServer is not an attribute of kSecClassGenericPassword") == true)
+
             // A key that is no constant at all is still quoted as written.
             #expect(secAdd(genp().with(["bogu": "x"])) == errSecNoSuchAttr)
             #expect(KeychainDiagnostics.lastFailureDescription?.contains("'bogu'") == true)
         }
+    }
+    /// Every attribute of every stored class, and every class and accessibility, has its
+    /// constant's name, so no diagnostic falls back to a raw code.
+    @Test func everyCodeHasAName() {
+        for itemClass in [ItemClass.genericPassword, .internetPassword, .certificate, .key] {
+            #expect(!ConstantNames.itemClass(itemClass.rawValue).hasPrefix("'"))
+            for tag in itemClass.schema?.attributes.keys.sorted() ?? [] {
+                #expect(!ConstantNames.key(tag, itemClass: itemClass.rawValue).hasPrefix("'"), "\(tag) of \(itemClass.rawValue)")
+            }
+        }
+        for protection in ProtectionClass.allCases {
+            #expect(ConstantNames.protection(protection.rawValue).hasPrefix("kSecAttrAccessible"))
+        }
+        #expect(ConstantNames.key("type", itemClass: "keys") == "kSecAttrKeyType")
+        #expect(ConstantNames.key("type", itemClass: "genp") == "kSecAttrType")
     }
 }
 }
