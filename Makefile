@@ -38,6 +38,8 @@ test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	@# A safety net: should any test forget its temporary keychain, it lands here, not in ~/.local.
 	home=$$(mktemp -d) && KEYSMITH_HOME=$$home $(SWIFT) test --skip-build $(SWIFT_FLAGS); status=$$?; rm -rf "$$home"; exit $$status
+	@# Apple platforms cannot be built here: build Keysmith and the tool against only what Security also provides.
+	$(SWIFT) build $(SWIFT_FLAGS) --scratch-path "$(CURDIR)/.build/apple-surface" -Xswiftc -DKEYSMITH_APPLE_SURFACE --product keysmith
 
 ## demo: the main job, a walkthrough with the keysmith tool on a temporary keychain.
 demo: deps

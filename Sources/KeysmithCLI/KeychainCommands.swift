@@ -67,7 +67,7 @@ public struct GlobalSettings: Sendable {
             throw .usage("--access-group needs a group name", usageLine: usageLine)
         }
         accessGroupsGivenExplicitly = !explicitGroups.isEmpty
-        #if canImport(Security)
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         if arguments.contains("keychain") {
             throw .usage(
                 "--keychain is available only where keysmith runs its own keychain (Linux); here the system "
@@ -107,7 +107,7 @@ public struct GlobalSettings: Sendable {
     /// entitlements already limit every call, so no group is added; with the system
     /// keychain, the group from `--access-group` if given.
     public var queryAccessGroup: String? {
-        #if canImport(Security)
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         return accessGroups.first
         #else
         return nil
@@ -131,7 +131,7 @@ public struct GlobalSettings: Sendable {
     /// - Parameter body: The work.
     /// - Returns: What `body` returns.
     public func withKeychain<Result>(_ body: () -> Result) -> Result {
-        #if canImport(Security)
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         return body()
         #else
         guard let keychainDirectory else { return body() }

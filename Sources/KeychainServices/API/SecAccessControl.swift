@@ -49,9 +49,16 @@ public struct SecAccessControlCreateFlags: OptionSet, Sendable, Hashable {
 /// it requires. Created with ``SecAccessControlCreateWithFlags(_:_:_:_:)`` and passed as
 /// `kSecAttrAccessControl`; returned in attribute dictionaries.
 public final class SecAccessControl: @unchecked Sendable, Hashable, CustomStringConvertible {
-    /// The accessibility value (`kSecAttrAccessible…`) the item is protected with.
+    /// The accessibility value (`kSecAttrAccessible…`) the item is protected with (Linux only:
+    /// Apple's access control is opaque).
+    #if KEYSMITH_APPLE_SURFACE
+    @_spi(LinuxKeychain)
+    #endif
     public let protection: String
-    /// The authentication constraints.
+    /// The authentication constraints (Linux only: Apple's access control is opaque).
+    #if KEYSMITH_APPLE_SURFACE
+    @_spi(LinuxKeychain)
+    #endif
     public let flags: SecAccessControlCreateFlags
 
     init(protection: String, flags: SecAccessControlCreateFlags) {
