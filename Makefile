@@ -40,6 +40,10 @@ test: deps
 	home=$$(mktemp -d) && KEYSMITH_HOME=$$home $(SWIFT) test --skip-build $(SWIFT_FLAGS); status=$$?; rm -rf "$$home"; exit $$status
 	@# Apple platforms cannot be built here: build Keysmith and the tool against only what Security also provides.
 	$(SWIFT) build $(SWIFT_FLAGS) --scratch-path "$(CURDIR)/.build/apple-surface" -Xswiftc -DKEYSMITH_APPLE_SURFACE --product keysmith
+	@# A package whose keychain code imports only Foundation, with KeychainServices imported by one setting.
+	$(SWIFT) build $(SWIFT_FLAGS) --package-path Tests/Fixtures/ImplicitImport --scratch-path "$(CURDIR)/.build/fixtures/implicit-import"
+	home=$$(mktemp -d) && KEYSMITH_HOME=$$home "$$($(SWIFT) build $(SWIFT_FLAGS) --package-path Tests/Fixtures/ImplicitImport \
+		--scratch-path "$(CURDIR)/.build/fixtures/implicit-import" --show-bin-path)/ImplicitImport"; status=$$?; rm -rf "$$home"; exit $$status
 
 ## demo: the main job, a walkthrough with the keysmith tool on a temporary keychain.
 demo: deps
