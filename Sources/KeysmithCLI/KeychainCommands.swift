@@ -40,7 +40,7 @@ public enum GlobalOptions {
 public struct GlobalSettings: Sendable {
     /// The access group new items go to when none is configured: the one every program
     /// without configured access groups shares, so what the tool stores an app reads.
-    #if canImport(Security)
+    #if canImport(Security) || KEYSMITH_APPLE_SURFACE
     public static let defaultAccessGroup = "keysmith.shared"
     #else
     public static let defaultAccessGroup = KeychainEnvironment.sharedAccessGroup
@@ -139,7 +139,7 @@ public struct GlobalSettings: Sendable {
         #endif
     }
 
-    #if !canImport(Security)
+    #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
     /// The configuration mistake the environment reported, handed on to the keychain calls.
     private let configurationIssue: KeychainEnvironment.ConfigurationIssue?
     #endif
@@ -147,7 +147,7 @@ public struct GlobalSettings: Sendable {
     /// Whether the access-group configuration is broken (a missing entitlements file, an
     /// Xcode variable that cannot be expanded): keychain calls then name the cause.
     public var hasConfigurationIssue: Bool {
-        #if canImport(Security)
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         return false
         #else
         return configurationIssue != nil
@@ -212,7 +212,7 @@ public struct GlobalSettings: Sendable {
     ///   - body: The work.
     /// - Returns: What `body` returns.
     func inAccessGroup<Result>(_ group: String?, _ body: () -> Result) -> Result {
-        #if canImport(Security)
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         return body()
         #else
         guard seesEveryGroup, let group, group != defaultAccessGroup, let keychainDirectory else { return body() }
