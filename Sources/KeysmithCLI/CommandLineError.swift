@@ -118,7 +118,7 @@ struct KeychainCallOutcome: Sendable {
     static func capture(_ call: () -> OSStatus) -> KeychainCallOutcome {
         let status = call()
         guard status != errSecSuccess else { return KeychainCallOutcome(status: status, cause: nil, engineRecovery: nil) }
-        #if canImport(Security)
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         return KeychainCallOutcome(status: status, cause: nil, engineRecovery: nil)
         #else
         return KeychainCallOutcome(

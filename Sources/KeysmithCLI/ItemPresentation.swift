@@ -313,7 +313,7 @@ enum AttributeCatalog {
     }
 
     private static func accessControlText(_ value: AnyObject) -> String {
-        #if canImport(Security)
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         return "present"
         #else
         guard let control = value as? SecAccessControl else { return "present" }

@@ -40,7 +40,7 @@ public enum GlobalOptions {
 public struct GlobalSettings: Sendable {
     /// The access group new items go to when none is configured: the one every program
     /// without configured access groups shares, so what the tool stores an app reads.
-    #if canImport(Security)
+    #if canImport(Security) || KEYSMITH_APPLE_SURFACE
     public static let defaultAccessGroup = "keysmith.shared"
     #else
     public static let defaultAccessGroup = KeychainEnvironment.sharedAccessGroup
@@ -84,7 +84,7 @@ public struct GlobalSettings: Sendable {
             throw .usage("--access-group needs a group name", usageLine: usageLine)
         }
         accessGroupsGivenExplicitly = !explicitGroups.isEmpty
-        #if canImport(Security)
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         if arguments.contains("keychain") {
             throw .usage(
                 "--keychain is available only where keysmith runs its own keychain (Linux); here the system "
@@ -139,7 +139,7 @@ public struct GlobalSettings: Sendable {
         #endif
     }
 
-    #if !canImport(Security)
+    #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
     /// The configuration mistake the environment reported, handed on to the keychain calls.
     private let configurationIssue: KeychainEnvironment.ConfigurationIssue?
     #endif
@@ -147,7 +147,7 @@ public struct GlobalSettings: Sendable {
     /// Whether the access-group configuration is broken (a missing entitlements file, an
     /// Xcode variable that cannot be expanded): keychain calls then name the cause.
     public var hasConfigurationIssue: Bool {
-        #if canImport(Security)
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         return false
         #else
         return configurationIssue != nil
@@ -161,7 +161,7 @@ public struct GlobalSettings: Sendable {
     /// entitlements already limit every call, so no group is added; with the system
     /// keychain, the group from `--access-group` if given.
     public var queryAccessGroup: String? {
-        #if canImport(Security)
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         return accessGroups.first
         #else
         return nil
@@ -193,7 +193,7 @@ public struct GlobalSettings: Sendable {
     /// - Parameter body: The work.
     /// - Returns: What `body` returns.
     public func withKeychain<Result>(_ body: () -> Result) -> Result {
-        #if canImport(Security)
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         return body()
         #else
         guard let keychainDirectory else { return body() }
@@ -212,7 +212,7 @@ public struct GlobalSettings: Sendable {
     ///   - body: The work.
     /// - Returns: What `body` returns.
     func inAccessGroup<Result>(_ group: String?, _ body: () -> Result) -> Result {
-        #if canImport(Security)
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         return body()
         #else
         guard seesEveryGroup, let group, group != defaultAccessGroup, let keychainDirectory else { return body() }

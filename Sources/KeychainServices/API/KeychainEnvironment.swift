@@ -42,6 +42,9 @@ import Synchronization
 ///
 /// - Note: This type exists only where KeychainServices implements the API itself; on
 ///   Apple platforms the system supplies the keychain and the entitlements.
+#if KEYSMITH_APPLE_SURFACE
+@_spi(LinuxKeychain)
+#endif
 public struct KeychainEnvironment: Sendable, Hashable, CustomStringConvertible {
     /// The directory that holds the keychain database and its key file.
     public var directory: URL

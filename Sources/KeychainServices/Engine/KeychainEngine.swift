@@ -215,7 +215,7 @@ final class KeychainEngine: @unchecked Sendable {
                     return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName)
                 } catch let error as DatabaseError where error.osStatus == errSecDuplicateItem {
                     throw KeychainFailure(
-                        errSecDuplicateItem, "An item with the same primary key (class \(itemClass.rawValue): \(schema.primaryKey.joined(separator: ", "))) already exists.",
+                        errSecDuplicateItem, "An item with the same primary key already exists (\(ConstantNames.uniqueness(of: itemClass.rawValue, primaryKey: schema.primaryKey))).",
                         recovery: "Update the existing item with SecItemUpdate, or delete it first.")
                 }
             }
@@ -360,7 +360,7 @@ final class KeychainEngine: @unchecked Sendable {
                 || query.itemClass == .certificate || query.itemClass == .identity
             if needsPKI {
                 throw KeychainFailure(
-                    errSecUnimplemented, "'\(key)' needs certificate evaluation, which this keychain does not do.",
+                    errSecUnimplemented, "\(ConstantNames.key(key)) needs certificate evaluation, which this keychain does not do.",
                     recovery: "Match certificates by their attributes (issuer, serial number, label) instead.")
             }
         }
@@ -515,7 +515,7 @@ final class KeychainEngine: @unchecked Sendable {
         }
         for (tag, value) in record.attributes where value.matchBytes.count > Self.maximumAttributeSize {
             throw KeychainFailure(
-                errSecDataTooLarge, "The attribute '\(tag)' is \(value.matchBytes.count) bytes; an attribute may hold at most \(Self.maximumAttributeSize).",
+                errSecDataTooLarge, "The attribute \(ConstantNames.key(tag)) is \(value.matchBytes.count) bytes; an attribute may hold at most \(Self.maximumAttributeSize).",
                 recovery: "Store large values as the item's data (kSecValueData), not as an attribute.")
         }
         let primaryKey = primaryKeyHash(record, schema: schema)

@@ -37,7 +37,7 @@ final class KeyHierarchy: @unchecked Sendable {
     /// - Throws: errSecInteractionNotAllowed when that class is not available now.
     func itemKey(for protection: ProtectionClass) throws -> SecretKey {
         guard let key = classKeys[protection] else {
-            throw KeychainFailure(errSecInteractionNotAllowed, "The \(protection.rawValue) class key is not available.")
+            throw KeychainFailure(errSecInteractionNotAllowed, "The key of \(ConstantNames.protection(protection.rawValue)) items is not available.")
         }
         return key
     }
