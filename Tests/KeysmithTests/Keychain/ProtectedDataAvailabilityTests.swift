@@ -4,8 +4,11 @@ import KeychainServices
 import Testing
 
 struct ProtectedDataAvailabilityTests {
+    /// Short delays; a timeout long enough for a loaded machine, where the test runner's few
+    /// threads can be busy with other tests for a minute (a retry that never succeeds still
+    /// fails, after the timeout).
     let fast = ProtectedDataAvailability.RetryPolicy(
-        timeout: .seconds(60), initialDelay: .milliseconds(5), maximumDelay: .milliseconds(20))
+        timeout: .seconds(300), initialDelay: .milliseconds(5), maximumDelay: .milliseconds(20))
 
     @Test func test_retrying_succeedsOnceProtectedDataIsAvailable() async throws {
         try await withTemporaryKeychain {
