@@ -37,7 +37,8 @@ private let resolveCommand = Command(
         OptionSpec(
             long: "reveal",
             help: "Also print the key: a \"secret\" row (text in quotes, else hexadecimal), \"secret\" and "
-                + "\"secretBase64\" in JSON, or the bare key with --quiet."),
+                + "\"secretBase64\" in JSON, or the bare key with --quiet (on a terminal, a key with control "
+                + "characters is shown escaped, with a note)."),
     ],
     positionalNames: ["ID"]
 ) { invocation throws(CommandLineError) in

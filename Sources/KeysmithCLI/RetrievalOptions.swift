@@ -374,7 +374,8 @@ extension CommandLineError {
                 accessGroupsDescription: invocation.settings.accessGroupsDescription,
                 keychainDescription: invocation.settings.keychainDescription,
                 keychainOrigin: invocation.settings.keychainOrigin, keychainExists: invocation.settings.keychainExists,
-                hasConfigurationIssue: invocation.settings.hasConfigurationIssue)
+                hasConfigurationIssue: invocation.settings.hasConfigurationIssue,
+                seesEveryGroup: invocation.settings.seesEveryGroup)
             return CommandLineError(
                 status == errSecItemNotFound ? .itemNotFound : status == errSecDuplicateItem ? .duplicateItem : .failure,
                 "keychain \(operation) failed for \(item) (\(KeychainStatusExplanation.label(for: status))).",
