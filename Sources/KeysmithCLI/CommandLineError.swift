@@ -22,7 +22,7 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     var helpLine: String {
         switch self {
         case .success: return "success"
-        case .failure: return "failure (the keychain refused, input could not be read, ...)"
+        case .failure: return "failure (the keychain refused, input could not be read or output written, ...)"
         case .usage: return "bad usage: unknown command or option, missing value (the usage line is printed)"
         case .itemNotFound: return "the item was not found (as macOS security), or no source holds the key"
         case .duplicateItem: return "the item already exists (as macOS security); add -U updates it"

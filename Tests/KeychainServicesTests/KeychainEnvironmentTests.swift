@@ -33,6 +33,16 @@ struct KeychainEnvironmentTests {
         #expect(environment.accessGroups == ["ABCDE12345.com.example.shared", "ABCDE12345.com.example.app", "com.apple.token"])
     }
 
+    @Test func anEmptyAccessGroupsVariableGivesNoGroupsAndNamesItself() {
+        for value in ["", " , ,"] {
+            let environment = KeychainEnvironment.fromProcessEnvironment(["HOME": "/h", "KEYSMITH_ACCESS_GROUPS": value])
+            // Never the shared group: a configured app's items must not land where every
+            // unconfigured program reads them.
+            #expect(environment.accessGroups.isEmpty)
+            #expect(environment.configurationIssue?.problem.contains("KEYSMITH_ACCESS_GROUPS") == true, "'\(value)'")
+        }
+    }
+
     @Test func unreadableEntitlementsGiveNoGroupsAndACleanError() throws {
         let environment = KeychainEnvironment.fromProcessEnvironment(
             ["KEYSMITH_HOME": "/tmp/unused", "KEYSMITH_ENTITLEMENTS": "/nonexistent/entitlements.plist"])

@@ -178,3 +178,18 @@ struct AddAndLookupHintTests {
         #expect(again.status != 0, "the change is there: \(again)")
     }
 }
+
+/// An access-group variable that is set but empty is a configuration mistake, named, for
+/// the tool as for an app (never the shared group, never every group).
+struct EmptyAccessGroupVariableTests {
+    @Test func anEmptyAccessGroupsVariableIsNamedInsteadOfSeeingEveryGroup() throws {
+        let home = TemporaryHome()
+        try storeGenericPassword("one", service: "svc", account: "acct", home: home)
+        for value in ["", " , "] {
+            let result = try keysmith(["dump-keychain"], home: home, environment: ["KEYSMITH_ACCESS_GROUPS": value])
+            #expect(result.status == 1, "'\(value)': \(result)")
+            #expect(result.stderr.contains("KEYSMITH_ACCESS_GROUPS is set but names no access group"), "\(result)")
+            #expect(!result.stdout.contains("acct"), "'\(value)': \(result)")
+        }
+    }
+}
