@@ -495,10 +495,21 @@ private func deleteCommand(_ kind: PasswordKind) -> Command {
             // A flag left out matches every value of its attribute (every account of a service,
             // every port and path of a server): delete more than one item only when asked.
             if items.count > 1 && !deleteAll {
+                // Items alike in every attribute but their access group differ by no flag: the
+                // group is chosen with --access-group.
+                var groups: [String] = []
+                for item in items {
+                    if let group = item[kSecAttrAccessGroup as String] as? String, !groups.contains(group) {
+                        groups.append(group)
+                    }
+                }
+                let groupChoice = invocation.settings.seesEveryGroup && groups.count > 1
+                    ? ", choose the access group with --access-group GROUP (they are in \(groups.joined(separator: ", ")))"
+                    : ""
                 throw CommandLineError.failure(
                     "\(items.count) \(kind.noun)s match \(selection.description); nothing was deleted.",
                     recovery: "add flags to select one item (\(kind.selectorSynopsis); keysmith dump-keychain lists "
-                        + "them), or pass --all to delete all \(items.count).")
+                        + "them)\(groupChoice), or pass --all to delete all \(items.count).")
             }
             // Delete exactly the items counted, by persistent reference: an item added after the
             // count (by another process) is never deleted with them.

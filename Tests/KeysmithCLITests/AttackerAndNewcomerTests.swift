@@ -193,3 +193,23 @@ struct EmptyAccessGroupVariableTests {
         }
     }
 }
+
+/// Two items alike but for their access group differ by no selector flag: the refusal to
+/// delete both says how to choose one.
+struct SameItemInTwoGroupsTests {
+    @Test func aDeleteThatMatchesOneItemPerGroupPointsToTheAccessGroupFlag() throws {
+        let home = TemporaryHome()
+        try storeGenericPassword("one", service: "svc", account: "alice", home: home)
+        try storeGenericPassword(
+            "two", service: "svc", account: "alice", home: home, extra: ["--access-group", "com.example.app"])
+        let refused = try keysmith(["delete-generic-password", "-s", "svc", "-a", "alice"], home: home)
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.stderr.contains("--access-group GROUP"), "no flag but the group tells them apart: \(refused)")
+        #expect(refused.stderr.contains("com.example.app"), "\(refused)")
+        let one = try keysmith(
+            ["--access-group", "com.example.app", "delete-generic-password", "-s", "svc", "-a", "alice"], home: home)
+        #expect(one.status == 0, "the hint works: \(one)")
+        let left = try keysmith(["find-generic-password", "-s", "svc", "-a", "alice", "-w"], home: home)
+        #expect(left.stdout == "one\n", "\(left)")
+    }
+}
