@@ -43,6 +43,21 @@ struct KeychainEnvironmentTests {
         }
     }
 
+    @Test func anAccessGroupListOfTheWrongShapeIsNamedNotIgnored() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("entitlements-\(UUID().uuidString).plist")
+        defer { try? FileManager.default.removeItem(at: url) }
+        // A single string where Xcode writes an array: the application identifier alone
+        // would otherwise become the process's only group, without a word.
+        let plist: [String: Any] = [
+            "application-identifier": "ABCDE12345.com.example.app",
+            "keychain-access-groups": "ABCDE12345.com.example.shared",
+        ]
+        try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0).write(to: url)
+        let environment = KeychainEnvironment.fromProcessEnvironment(["KEYSMITH_ENTITLEMENTS": url.path])
+        #expect(environment.accessGroups.isEmpty)
+        #expect(environment.configurationIssue?.problem.contains("not an array of strings") == true)
+    }
+
     @Test func unreadableEntitlementsGiveNoGroupsAndACleanError() throws {
         let environment = KeychainEnvironment.fromProcessEnvironment(
             ["KEYSMITH_HOME": "/tmp/unused", "KEYSMITH_ENTITLEMENTS": "/nonexistent/entitlements.plist"])

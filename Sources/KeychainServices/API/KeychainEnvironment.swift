@@ -275,6 +275,16 @@ struct Entitlements {
                 fix: "Check that the file is readable and is an entitlements plist (a <dict> with keychain-access-groups).")
             return
         }
+        // A list of the wrong shape (a single string, a number) would silently leave the
+        // process with other groups than the file names: refuse it with the fix.
+        for key in ["keychain-access-groups", "com.apple.security.application-groups"] {
+            if let value = dictionary[key], !(value is [String]) {
+                issue = .init(
+                    problem: "The entitlements file \(path) named by KEYSMITH_ENTITLEMENTS has a \(key) that is not an array of strings.",
+                    fix: "Write it as <key>\(key)</key><array><string>GROUP</string></array>, one <string> per group.")
+                return
+            }
+        }
         let rawIdentifier = dictionary["application-identifier"] as? String
         var groups = (dictionary["keychain-access-groups"] as? [String]) ?? []
         if let rawIdentifier, !groups.contains(rawIdentifier) {
