@@ -213,3 +213,31 @@ struct SameItemInTwoGroupsTests {
         #expect(left.stdout == "one\n", "\(left)")
     }
 }
+
+/// The retrieval commands read every group by default; a key version stored in two groups
+/// is served from one of them, while a program gets the one of its own group: say so.
+struct KeyInSeveralGroupsTests {
+    @Test func resolveAndAuditWarnWhenAKeyVersionIsInTwoGroups() throws {
+        let home = TemporaryHome()
+        #expect(try keysmith(["rotate", "api_key", "--stdin", "--version", "1"], home: home, standardInput: "shared").status == 0)
+        let other = try keysmith(
+            ["--access-group", "com.example.app", "rotate", "api_key", "--stdin", "--version", "1"], home: home,
+            standardInput: "app")
+        #expect(other.status == 0, "\(other)")
+        for arguments in [["resolve", "api_key", "--version", "1"], ["audit"]] {
+            let result = try keysmith(arguments, home: home)
+            #expect(result.status == 0, "\(result)")
+            #expect(result.stderr.contains("keysmith.shared, com.example.app"), "\(arguments): \(result)")
+            #expect(result.stderr.contains("--access-group GROUP"), "\(arguments): \(result)")
+        }
+        let app = try keysmith(["--access-group", "com.example.app", "resolve", "api_key", "--reveal", "--quiet"], home: home)
+        #expect(app.stdout == "app\n" && app.stderr.isEmpty, "the hint works, and a program's own view has no warning: \(app)")
+    }
+
+    @Test func oneCopyPerGroupGivesNoWarning() throws {
+        let home = TemporaryHome()
+        #expect(try keysmith(["rotate", "api_key", "--stdin", "--version", "1"], home: home, standardInput: "k").status == 0)
+        let result = try keysmith(["resolve", "api_key"], home: home)
+        #expect(result.status == 0 && result.stderr.isEmpty, "\(result)")
+    }
+}
