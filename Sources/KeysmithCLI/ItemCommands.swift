@@ -451,7 +451,7 @@ private func deleteCommand(_ kind: PasswordKind) -> Command {
         name: "delete-\(kind.suffix)", group: .items,
         synopsis: kind.selectorSynopsis + " [--all]",
         summary: "Delete the \(kind.noun) that matches (every match with --all)",
-        details: "Deletes the \(kind.noun) that matches all the flags given (at least one is required), in the access groups in force. A flag left out matches every value of its attribute, so when more than one item matches nothing is deleted (exit status 1) unless --all is given: add flags to select one item, or pass --all to delete every match. Exit status 44 when nothing matches.\n\nWith --json: {\"deleted\": N}.\n\nExample:\n\n  keysmith delete-\(kind.suffix) -s \(kind == .generic ? "api.example.com" : "git.example.com") -a deploy",
+        details: "Deletes the \(kind.noun) that matches all the flags given (at least one is required), in the access groups in force. A flag left out matches every value of its attribute, so when more than one item matches nothing is deleted (exit status 1) unless --all is given: add flags to select one item, or pass --all to delete every match. A damaged match (one that cannot be read) stops the delete unless --all is given; with --all, damaged matches are deleted in the group new items go to, and one left in another group is reported with the --access-group that reaches it. Exit status 44 when nothing matches.\n\nWith --json: {\"deleted\": N} (null when damaged matches were deleted, which cannot be counted).\n\nExample:\n\n  keysmith delete-\(kind.suffix) -s \(kind == .generic ? "api.example.com" : "git.example.com") -a deploy",
         options: kind.selectorOptions + [
             OptionSpec(
                 name: "all", long: "all",
