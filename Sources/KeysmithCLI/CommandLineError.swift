@@ -22,7 +22,7 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     var helpLine: String {
         switch self {
         case .success: return "success"
-        case .failure: return "failure (the keychain refused, input could not be read, ...)"
+        case .failure: return "failure (the keychain refused, input could not be read or output written, ...)"
         case .usage: return "bad usage: unknown command or option, missing value (the usage line is printed)"
         case .itemNotFound: return "the item was not found (as macOS security), or no source holds the key"
         case .duplicateItem: return "the item already exists (as macOS security); add -U updates it"
@@ -151,7 +151,9 @@ enum KeychainStatusExplanation {
     ]
 
     /// The statuses whose fix is a flag of this tool.
-    static let flagHintStatuses: Set<OSStatus> = [errSecDuplicateItem, errSecItemNotFound, errSecMissingEntitlement]
+    static let flagHintStatuses: Set<OSStatus> = [
+        errSecDuplicateItem, errSecItemNotFound, errSecMissingEntitlement, errSecDecode,
+    ]
 
     /// `errSecDuplicateItem, -25299` or `OSStatus -12345`.
     static func label(for status: OSStatus) -> String {
@@ -176,6 +178,10 @@ enum KeychainStatusExplanation {
         case errSecItemNotFound where !context.keychainExists:
             return "check \(context.keychainOrigin) (now \(context.keychainDescription)): nothing was ever stored "
                 + "there. The first add creates a keychain; reading never does."
+        case errSecItemNotFound where context.seesEveryGroup:
+            // Every group was searched: no other group would find it.
+            return "check the \(context.subjectNames) (keysmith dump-keychain lists the items of every access "
+                + "group) and the keychain directory."
         case errSecItemNotFound:
             return "check the \(context.subjectNames) (keysmith dump-keychain lists the items) and the access "
                 + "group: this run uses \(context.accessGroupsDescription); choose others with --access-group "
@@ -197,8 +203,16 @@ enum KeychainStatusExplanation {
         case errSecNotAvailable:
             return "check that \(context.keychainOrigin) (now \(context.keychainDescription)) names a keychain "
                 + "directory you can write."
+        case errSecDecode where context.deleteCommand.hasPrefix("delete-"):
+            let name = context.deleteCommand.hasSuffix("internet-password") ? "SERVER" : "SERVICE"
+            return "the item is damaged or was copied from another keychain: delete it with keysmith "
+                + "\(context.deleteCommand) -s \(name) -a ACCOUNT --all (only its \(name.lowercased()) and account can "
+                + "still be matched) and store it again."
         case errSecDecode:
-            return "the item is damaged or was copied from another keychain; delete it and store it again."
+            return "an item is damaged or was copied from another keychain, and stops the listing: list one access "
+                + "group at a time (keysmith --access-group GROUP dump-keychain) to find where it is, delete it with "
+                + "keysmith delete-generic-password (or delete-internet-password) -s SERVICE -a ACCOUNT --all, and store "
+                + "it again."
         default:
             return nil
         }
@@ -209,14 +223,19 @@ enum KeychainStatusExplanation {
     ///   - outcome: The failed call's status and diagnostics.
     ///   - context: The command and keychain, for the hint.
     ///   - notFoundMessage: The sentence for `errSecItemNotFound` (names what was looked for).
-    /// - Returns: The error: exit 44 for not found, else 1.
+    ///   - duplicateMessage: The sentence for `errSecDuplicateItem` (names the item that exists,
+    ///     in the command's words rather than the engine's attribute codes).
+    /// - Returns: The error: exit 44 for not found, 45 for an item that exists, else 1.
     static func error(
-        for outcome: KeychainCallOutcome, context: KeychainCallContext, notFoundMessage: String? = nil
+        for outcome: KeychainCallOutcome, context: KeychainCallContext, notFoundMessage: String? = nil,
+        duplicateMessage: String? = nil
     ) -> CommandLineError {
         let status = outcome.status
         var message: String
         if status == errSecItemNotFound, let notFoundMessage {
             message = notFoundMessage
+        } else if status == errSecDuplicateItem, let duplicateMessage {
+            message = duplicateMessage
         } else if let cause = outcome.cause {
             message = context.naming(cause)
         } else {
@@ -266,6 +285,8 @@ struct KeychainCallContext: Sendable {
     var keychainExists: Bool = true
     /// Whether the access-group configuration itself is broken (its fix comes first).
     var hasConfigurationIssue: Bool = false
+    /// Whether the run saw the items of every access group (nothing configured).
+    var seesEveryGroup: Bool = false
 
     /// An engine message with the keychain setting named as this run chose it (the engine
     /// speaks of KEYSMITH_HOME; with --keychain, the flag is what to change).

@@ -100,6 +100,8 @@ struct Selection {
     var attributes: [String: Any] = [:]
     /// `service "api"`, `port 443`, ..., in flag order.
     var phrases: [String] = []
+    /// The attribute tag of each phrase.
+    private var tags: [String] = []
 
     /// `service "api" and account "deploy"`.
     var description: String {
@@ -117,7 +119,7 @@ struct Selection {
         func text(_ name: String, _ tag: String, _ word: String) {
             guard let value = arguments.value(name) else { return }
             attributes[tag] = value
-            phrases.append("\(word) \"\(value)\"")
+            add(tag, "\(word) \"\(value)\"")
         }
         switch kind {
         case .generic:
@@ -132,14 +134,14 @@ struct Selection {
                         "unknown protocol '\(value)'; use one of \(InternetProtocol.namesList), or a four-character code")
                 }
                 attributes["ptcl"] = code
-                phrases.append("protocol \(InternetProtocol.name(forCode: code) ?? code)")
+                add("ptcl", "protocol \(InternetProtocol.name(forCode: code) ?? code)")
             }
             if let value = arguments.value("port") {
                 guard let port = Int(value), (0...65535).contains(port) else {
                     throw invocation.usageError("the port must be a number from 0 to 65535, not '\(value)'")
                 }
                 attributes["port"] = NSNumber(value: port)
-                phrases.append("port \(port)")
+                add("port", "port \(port)")
             }
             text("path", "path", "path")
             text("domain", "sdmn", "security domain")
@@ -149,7 +151,7 @@ struct Selection {
                         "unknown authentication type '\(value)'; use one of \(AuthenticationType.namesList), or a four-character code")
                 }
                 attributes["atyp"] = code
-                phrases.append("authentication type \(AuthenticationType.name(forCode: code) ?? code)")
+                add("atyp", "authentication type \(AuthenticationType.name(forCode: code) ?? code)")
             }
         }
         text("label", "labl", "label")
@@ -157,7 +159,7 @@ struct Selection {
         text("kind", "desc", "kind")
         if kind == .generic, let value = arguments.value("generic") {
             attributes["gena"] = Data(value.utf8)
-            phrases.append("generic \"\(value)\"")
+            add("gena", "generic \"\(value)\"")
         }
         for (name, tag, word) in [("creator", "crtr", "creator"), ("type", "type", "type")] {
             guard let value = arguments.value(name) else { continue }
@@ -165,7 +167,24 @@ struct Selection {
                 throw invocation.usageError("the \(word) must be a four-character code such as \"aapl\", not '\(value)'")
             }
             attributes[tag] = code
-            phrases.append("\(word) \"\(value)\"")
+            add(tag, "\(word) \"\(value)\"")
+        }
+    }
+
+    /// Records the phrase of one selected attribute.
+    private mutating func add(_ tag: String, _ phrase: String) {
+        phrases.append(phrase)
+        tags.append(tag)
+    }
+
+    /// The phrases of the primary-key attributes only (`service "api" and account
+    /// "deploy"`): what makes an add collide with an existing item.
+    func primaryKeyDescription(_ kind: PasswordKind) -> String {
+        let selected = zip(tags, phrases).filter { kind.primaryKeyDefaults[$0.0] != nil }.map(\.1)
+        switch selected.count {
+        case 0: return description
+        case 1: return selected[0]
+        default: return selected.dropLast().joined(separator: ", ") + " and " + selected.last!
         }
     }
 }
@@ -180,12 +199,15 @@ extension CommandInvocation {
             deleteCommand: kind.map { "delete-\($0.suffix)" } ?? "the delete command",
             accessGroupsDescription: settings.accessGroupsDescription, keychainDescription: settings.keychainDescription,
             keychainOrigin: settings.keychainOrigin, keychainExists: settings.keychainExists,
-            hasConfigurationIssue: settings.hasConfigurationIssue)
+            hasConfigurationIssue: settings.hasConfigurationIssue, seesEveryGroup: settings.seesEveryGroup)
     }
 
     /// The error for a failed call.
-    func keychainError(_ outcome: KeychainCallOutcome, _ kind: PasswordKind?, notFound: String? = nil) -> CommandLineError {
-        KeychainStatusExplanation.error(for: outcome, context: keychainContext(kind), notFoundMessage: notFound)
+    func keychainError(
+        _ outcome: KeychainCallOutcome, _ kind: PasswordKind?, notFound: String? = nil, duplicate: String? = nil
+    ) -> CommandLineError {
+        KeychainStatusExplanation.error(
+            for: outcome, context: keychainContext(kind), notFoundMessage: notFound, duplicateMessage: duplicate)
     }
 
     /// A query: class, the selection, every synchronizable state, and the access group
@@ -294,12 +316,17 @@ private func runAdd(_ kind: PasswordKind, _ invocation: CommandInvocation) throw
     collisionQuery[kSecAttrSynchronizable as String] = NSNumber(value: synchronizable)
     if let group = settings.defaultAccessGroup { collisionQuery[kSecAttrAccessGroup as String] = group }
 
+    // The item an add collides with, named in the flags' words (not the engine's attribute codes).
+    let duplicate = "a\(kind == .internet ? "n" : "") \(kind.noun) with \(selection.primaryKeyDescription(kind)) already "
+        + "exists\(settings.defaultAccessGroup.map { " in access group \($0)" } ?? "")"
+
     // Without -U, say so before asking anyone to type a secret that cannot be stored.
     if !update && source == .prompt {
         let (_, existing) = copyMatching(collisionQuery)
         if existing.succeeded {
             throw invocation.keychainError(
-                KeychainCallOutcome(status: errSecDuplicateItem, cause: nil, engineRecovery: nil), kind)
+                KeychainCallOutcome(status: errSecDuplicateItem, cause: nil, engineRecovery: nil), kind,
+                duplicate: duplicate)
         }
     }
 
@@ -323,7 +350,7 @@ private func runAdd(_ kind: PasswordKind, _ invocation: CommandInvocation) throw
     var verb = "Added"
     if !added.succeeded {
         guard added.status == errSecDuplicateItem, update else {
-            throw invocation.keychainError(added, kind)
+            throw invocation.keychainError(added, kind, duplicate: duplicate)
         }
         var changes: [String: Any] = [kSecValueData as String: secret]
         for tag in ["labl", "icmt", "desc", "gena"] {
@@ -362,7 +389,7 @@ private func runAdd(_ kind: PasswordKind, _ invocation: CommandInvocation) throw
 
 private func findCommand(_ kind: PasswordKind) -> Command {
     let options = kind.selectorOptions + [
-        OptionSpec(name: "password", short: "w", help: "Print only the secret, followed by a newline, and nothing else (also with --json or --quiet)."),
+        OptionSpec(name: "password", short: "w", help: "Print only the secret, followed by a newline, and nothing else (also with --json or --quiet). Redirected or piped: its exact bytes. On a terminal, a secret with control characters is shown escaped, with a note."),
         OptionSpec(name: "show-password", short: "g", help: "Also print the secret, on standard error, as macOS security does: password: \"...\"."),
         OptionSpec(name: "table", long: "table", help: "Print the attributes as an aligned table with readable names instead of in macOS security's format."),
     ]
@@ -424,7 +451,7 @@ private func deleteCommand(_ kind: PasswordKind) -> Command {
         name: "delete-\(kind.suffix)", group: .items,
         synopsis: kind.selectorSynopsis + " [--all]",
         summary: "Delete the \(kind.noun) that matches (every match with --all)",
-        details: "Deletes the \(kind.noun) that matches all the flags given (at least one is required), in the access groups in force. A flag left out matches every value of its attribute, so when more than one item matches nothing is deleted (exit status 1) unless --all is given: add flags to select one item, or pass --all to delete every match. Exit status 44 when nothing matches.\n\nWith --json: {\"deleted\": N}.\n\nExample:\n\n  keysmith delete-\(kind.suffix) -s \(kind == .generic ? "api.example.com" : "git.example.com") -a deploy",
+        details: "Deletes the \(kind.noun) that matches all the flags given (at least one is required), in the access groups in force. A flag left out matches every value of its attribute, so when more than one item matches nothing is deleted (exit status 1) unless --all is given: add flags to select one item, or pass --all to delete every match. A damaged match (one that cannot be read) stops the delete unless --all is given; with --all, damaged matches are deleted in the group new items go to, and one left in another group is reported with the --access-group that reaches it. Exit status 44 when nothing matches.\n\nWith --json: {\"deleted\": N} (null when damaged matches were deleted, which cannot be counted).\n\nExample:\n\n  keysmith delete-\(kind.suffix) -s \(kind == .generic ? "api.example.com" : "git.example.com") -a deploy",
         options: kind.selectorOptions + [
             OptionSpec(
                 name: "all", long: "all",
@@ -436,63 +463,112 @@ private func deleteCommand(_ kind: PasswordKind) -> Command {
             throw invocation.usageError("say which item to delete, for example with \(kind == .generic ? "-s SERVICE" : "-s SERVER") -a ACCOUNT")
         }
         let query = invocation.baseQuery(kind, selection)
-        var counting = query
-        counting[kSecMatchLimit as String] = kSecMatchLimitAll as String
-        counting[kSecReturnPersistentRef as String] = kCFBooleanTrue
-        counting[kSecReturnAttributes as String] = kCFBooleanTrue
-        let (matches, counted) = copyMatching(counting)
         let notFound = "no \(kind.noun) with \(selection.description)"
         let deleteAll = invocation.arguments.contains("all")
-        guard counted.succeeded else {
-            // A damaged item makes the count fail: the items it covers cannot be listed, so
-            // nothing is deleted unless --all asked for every match, the damaged ones included.
-            guard counted.status == errSecDecode, deleteAll else {
-                var error = invocation.keychainError(counted, kind, notFound: notFound)
-                if counted.status == errSecDecode {
-                    error = CommandLineError(
-                        error.exitCode, "cannot count the \(kind.noun)s that match \(selection.description), so nothing was "
-                            + "deleted: \(error.message)",
-                        recovery: "a matching item is damaged; pass --all to delete every match, the damaged one included.",
-                        status: counted.status)
-                }
-                throw error
+        // Set once the damaged matches were deleted by a plain SecItemDelete: that reaches
+        // the groups this run writes by default, and the matches left are counted again.
+        var damagedMatchesDeleted = false
+        while true {
+            var counting = query
+            counting[kSecMatchLimit as String] = kSecMatchLimitAll as String
+            counting[kSecReturnPersistentRef as String] = kCFBooleanTrue
+            counting[kSecReturnAttributes as String] = kCFBooleanTrue
+            let (matches, counted) = copyMatching(counting)
+            if counted.status == errSecItemNotFound && damagedMatchesDeleted {
+                report(deleted: nil, kind, selection, invocation.output)
+                return
             }
-            let deleted = KeychainCallOutcome.capture { SecItemDelete(query as CFDictionary) }
-            guard deleted.succeeded else { throw invocation.keychainError(deleted, kind, notFound: notFound) }
-            report(deleted: nil, kind, selection, invocation.output)
+            guard counted.succeeded else {
+                // A damaged item makes the count fail: the items it covers cannot be listed, so
+                // nothing is deleted unless --all asked for every match, the damaged ones included.
+                guard counted.status == errSecDecode, deleteAll, !damagedMatchesDeleted else {
+                    throw damagedCountError(counted, kind, selection, invocation, afterDeleting: damagedMatchesDeleted)
+                }
+                let deleted = KeychainCallOutcome.capture { SecItemDelete(query as CFDictionary) }
+                guard deleted.succeeded || deleted.status == errSecItemNotFound else {
+                    throw damagedCountError(deleted, kind, selection, invocation, afterDeleting: false)
+                }
+                damagedMatchesDeleted = true
+                continue
+            }
+            let items = ((matches as? [NSDictionary]) ?? (matches as? NSDictionary).map { [$0] } ?? [])
+            // A flag left out matches every value of its attribute (every account of a service,
+            // every port and path of a server): delete more than one item only when asked.
+            if items.count > 1 && !deleteAll {
+                // Items alike in every attribute but their access group differ by no flag: the
+                // group is chosen with --access-group.
+                var groups: [String] = []
+                for item in items {
+                    if let group = item[kSecAttrAccessGroup as String] as? String, !groups.contains(group) {
+                        groups.append(group)
+                    }
+                }
+                let groupChoice = invocation.settings.seesEveryGroup && groups.count > 1
+                    ? ", choose the access group with --access-group GROUP (they are in \(groups.joined(separator: ", ")))"
+                    : ""
+                throw CommandLineError.failure(
+                    "\(items.count) \(kind.noun)s match \(selection.description); nothing was deleted.",
+                    recovery: "add flags to select one item (\(kind.selectorSynopsis); keysmith dump-keychain lists "
+                        + "them)\(groupChoice), or pass --all to delete all \(items.count).")
+            }
+            // Delete exactly the items counted, by persistent reference: an item added after the
+            // count (by another process) is never deleted with them.
+            var deleted = 0
+            for item in items {
+                guard let reference = item[kSecValuePersistentRef as String] else { continue }
+                let one: [String: Any] = [kSecClass as String: kind.classCode, kSecValuePersistentRef as String: reference]
+                let outcome = invocation.settings.inAccessGroup(item[kSecAttrAccessGroup as String] as? String) {
+                    KeychainCallOutcome.capture { SecItemDelete(one as CFDictionary) }
+                }
+                if outcome.status == errSecItemNotFound { continue }  // deleted meanwhile by someone else
+                guard outcome.succeeded else {
+                    if deleted > 0 { invocation.output.warning("\(deleted) of \(items.count) matching items were deleted before this failure.") }
+                    throw invocation.keychainError(outcome, kind, notFound: notFound)
+                }
+                deleted += 1
+            }
+            guard deleted > 0 || damagedMatchesDeleted else {
+                throw invocation.keychainError(
+                    KeychainCallOutcome(status: errSecItemNotFound, cause: nil, engineRecovery: nil), kind, notFound: notFound)
+            }
+            report(deleted: damagedMatchesDeleted ? nil : deleted, kind, selection, invocation.output)
             return
         }
-        let items = ((matches as? [NSDictionary]) ?? (matches as? NSDictionary).map { [$0] } ?? [])
-        // A flag left out matches every value of its attribute (every account of a service,
-        // every port and path of a server): delete more than one item only when asked.
-        if items.count > 1 && !deleteAll {
-            throw CommandLineError.failure(
-                "\(items.count) \(kind.noun)s match \(selection.description); nothing was deleted.",
-                recovery: "add flags to select one item (\(kind.selectorSynopsis); keysmith dump-keychain lists "
-                    + "them), or pass --all to delete all \(items.count).")
-        }
-        // Delete exactly the items counted, by persistent reference: an item added after the
-        // count (by another process) is never deleted with them.
-        var deleted = 0
-        for item in items {
-            guard let reference = item[kSecValuePersistentRef as String] else { continue }
-            let one: [String: Any] = [kSecClass as String: kind.classCode, kSecValuePersistentRef as String: reference]
-            let outcome = invocation.settings.inAccessGroup(item[kSecAttrAccessGroup as String] as? String) {
-                KeychainCallOutcome.capture { SecItemDelete(one as CFDictionary) }
-            }
-            if outcome.status == errSecItemNotFound { continue }  // deleted meanwhile by someone else
-            guard outcome.succeeded else {
-                if deleted > 0 { invocation.output.warning("\(deleted) of \(items.count) matching items were deleted before this failure.") }
-                throw invocation.keychainError(outcome, kind, notFound: notFound)
-            }
-            deleted += 1
-        }
-        guard deleted > 0 else {
-            throw invocation.keychainError(
-                KeychainCallOutcome(status: errSecItemNotFound, cause: nil, engineRecovery: nil), kind, notFound: notFound)
-        }
-        report(deleted: deleted, kind, selection, invocation.output)
     }
+}
+
+/// The error for a count that failed: a damaged match says what `--all` does about it (and,
+/// once the damaged matches of the default groups were deleted, that one is left in another
+/// group, which `--access-group` reaches).
+private func damagedCountError(
+    _ counted: KeychainCallOutcome, _ kind: PasswordKind, _ selection: Selection, _ invocation: CommandInvocation,
+    afterDeleting: Bool
+) -> CommandLineError {
+    let error = invocation.keychainError(counted, kind, notFound: "no \(kind.noun) with \(selection.description)")
+    guard counted.status == errSecDecode else { return error }
+    let names = kind == .generic ? "service and account" : "server and account"
+    let byNamesAlone = selection.attributes.keys.allSatisfy { $0 == kind.nameOption.tag || $0 == "acct" }
+    let reachable = byNamesAlone
+        ? "pass --all"
+        : "pass --all with -s and -a alone (a damaged item's other attributes cannot be read, so only a delete by "
+            + "\(names) reaches it)"
+    guard afterDeleting else {
+        return CommandLineError(
+            error.exitCode, "cannot count the \(kind.noun)s that match \(selection.description), so nothing was "
+                + "deleted: \(error.message)",
+            recovery: "a matching item is damaged; to delete every match, the damaged one included, \(reachable).",
+            status: counted.status)
+    }
+    let groups = invocation.settings.seesEveryGroup
+        ? "the group new items go to (\(invocation.settings.defaultAccessGroup ?? "none"))"
+        : "the access groups in force"
+    return CommandLineError(
+        error.exitCode, "the matches in \(groups), if any, were deleted; a damaged \(kind.noun) that matches "
+            + "\(selection.description) is left in another access group: \(error.message)",
+        recovery: "run the delete again with --access-group GROUP --all, GROUP being the access group of the "
+            + "program that stored the item" + (byNamesAlone ? "." : ", and with -s and -a alone (a damaged item's "
+            + "other attributes cannot be read, so only a delete by \(names) reaches it)."),
+        status: counted.status)
 }
 
 /// Prints what a delete did (`nil`: every match, number unknown).

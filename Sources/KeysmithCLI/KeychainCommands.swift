@@ -122,7 +122,9 @@ public struct GlobalSettings: Sendable {
         if !explicitGroups.isEmpty {
             accessGroups = explicitGroups
             accessGroupOrigin = "--access-group"
-        } else if let list = environment["KEYSMITH_ACCESS_GROUPS"], !list.isEmpty {
+        } else if environment["KEYSMITH_ACCESS_GROUPS"] != nil {
+            // Set, even empty: the groups as an app with this environment has them (an empty
+            // value is a configuration issue, reported by every keychain call).
             accessGroups = fromEnvironment.accessGroups
             accessGroupOrigin = "KEYSMITH_ACCESS_GROUPS"
         } else if let path = environment["KEYSMITH_ENTITLEMENTS"], !path.isEmpty {

@@ -35,7 +35,7 @@ public enum KeysmithCommandLine {
                 Array(arguments.dropFirst()), environment: environment, output: output, secretInput: secretInput,
                 commandName: &commandName)
             output.flush()
-            if let failure = writeFailure(output) { throw failure }
+            if let failure = writeFailure(output, commandName: commandName) { throw failure }
             return ExitCode.success.rawValue
         } catch {
             report(error, commandName: commandName, output: output)
@@ -45,14 +45,29 @@ public enum KeysmithCommandLine {
         }
     }
 
+    /// The commands that change the keychain: when their report cannot be written, the
+    /// change itself is already made, and running them again would not repeat it (an add
+    /// finds the item, a rotation its version, a delete nothing).
+    static let keychainChangingCommands: Set<String> = [
+        "add-generic-password", "add-internet-password", "delete-generic-password", "delete-internet-password",
+        "rotate", "migrate-service",
+    ]
+
     /// The error for output that could not be written (a full disk, a closed pipe), if any:
     /// exit status 1, so `keysmith … -w > key.file` never passes an empty file on as a key.
-    private static func writeFailure(_ output: Output) -> CommandLineError? {
+    private static func writeFailure(_ output: Output, commandName: String?) -> CommandLineError? {
         guard let reason = output.standardOutputFailure else { return nil }
+        let check = "check where standard output goes (free space on the disk, a reader at the other end of the pipe)"
+        if let commandName, keychainChangingCommands.contains(commandName) {
+            return .failure(
+                "cannot write the output to standard output: \(reason); the keychain change itself was made, only "
+                    + "its report is incomplete.",
+                recovery: "\(check); do not run the command again to repeat the change: keysmith dump-keychain "
+                    + "shows the keychain as it is now.")
+        }
         return .failure(
             "cannot write the output to standard output: \(reason); what was printed is incomplete.",
-            recovery: "check where standard output goes (free space on the disk, a reader at the other end of the "
-                + "pipe) and run the command again.")
+            recovery: "\(check) and run the command again.")
     }
 
     private static func dispatch(

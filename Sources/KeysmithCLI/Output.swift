@@ -158,11 +158,36 @@ public final class Output {
     public var standardOutputFailure: String? { standardOutput.writeFailure }
 
     /// Prints a secret the user explicitly asked for (`-w`): its exact bytes plus a newline.
+    ///
+    /// A secret is written by whoever stored the item (any program in a shared access
+    /// group), so on a terminal it could hold escape sequences that drive the terminal. When
+    /// standard output is a terminal and the secret holds control characters (or bytes that
+    /// are not UTF-8), it is shown escaped instead (``TerminalText``; `0x…` hexadecimal for
+    /// bytes that are not UTF-8, as macOS `security` prints such passwords), with a note on
+    /// standard error. Redirected or piped, the exact bytes are written, so
+    /// `KEY=$(keysmith … -w)` and `… -w > key.file` get the secret itself.
     /// - Parameter secret: The bytes.
     public func writeSecret(_ secret: Data) {
-        pending.append(contentsOf: secret)
+        if standardOutput.isTerminal, let shown = Self.terminalForm(ofSecret: secret) {
+            warning(
+                "the secret holds control characters or bytes that are not UTF-8, so it is shown escaped on the "
+                    + "terminal; redirect or pipe standard output (> FILE, | COMMAND) to get its exact bytes.")
+            pending.append(contentsOf: Array(shown.utf8))
+        } else {
+            pending.append(contentsOf: secret)
+        }
         pending.append(0x0A)
         flush()
+    }
+
+    /// How a secret is shown on a terminal, or `nil` when its bytes are safe to show as they
+    /// are (UTF-8 without control characters).
+    static func terminalForm(ofSecret secret: Data) -> String? {
+        guard let text = String(data: secret, encoding: .utf8) else {
+            return "0x" + secret.map { String(format: "%02x", $0) }.joined()
+        }
+        guard text.unicodeScalars.contains(where: TerminalText.isControl) else { return nil }
+        return TerminalText.escaped(text)
     }
 
     /// Prints a JSON document on standard output (sorted keys, two-space indentation),

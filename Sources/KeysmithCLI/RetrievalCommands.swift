@@ -37,7 +37,8 @@ private let resolveCommand = Command(
         OptionSpec(
             long: "reveal",
             help: "Also print the key: a \"secret\" row (text in quotes, else hexadecimal), \"secret\" and "
-                + "\"secretBase64\" in JSON, or the bare key with --quiet."),
+                + "\"secretBase64\" in JSON, or the bare key with --quiet (on a terminal, a key with control "
+                + "characters is shown escaped, with a note)."),
     ],
     positionalNames: ["ID"]
 ) { invocation throws(CommandLineError) in
@@ -58,6 +59,7 @@ private let resolveCommand = Command(
     guard let info = found else {
         throw CommandLineError.keyNotFound(identifier, request: request, setup: setup, invocation: invocation)
     }
+    if info.source == .keychain { setup.warnAboutKeysInSeveralGroups(invocation, name: info.matchedName) }
     let output = invocation.output
     let reveal = invocation.arguments.contains("reveal")
     if reveal && output.quiet {
@@ -163,6 +165,7 @@ private let auditCommand = Command(
     } catch {
         throw CommandLineError.retrieval(error, invocation)
     }
+    setup.warnAboutKeysInSeveralGroups(invocation)
     let copies = audit.entries.reduce(0) { $0 + $1.copyCount }
     if output.json {
         let keys = audit.entries.map { entry -> [String: Any] in

@@ -144,6 +144,43 @@ struct RetrievalSetup {
         return parts.joined(separator: ", ")
     }
 
+    /// Warns, in the every-group view, about keychain entries of the service that one account
+    /// holds in more than one access group: the view reads them all and serves one, while a
+    /// program reads only its own groups and may get the other.
+    /// - Parameters:
+    ///   - invocation: The running command.
+    ///   - name: Only the entries of this key name (their label), or every entry.
+    func warnAboutKeysInSeveralGroups(_ invocation: CommandInvocation, name: String? = nil) {
+        guard invocation.settings.seesEveryGroup else { return }
+        var query: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword as String,
+            kSecAttrService as String: keychain.service,
+            kSecAttrSynchronizable as String: kSecAttrSynchronizableAny as String,
+            kSecMatchLimit as String: kSecMatchLimitAll as String,
+            kSecReturnAttributes as String: kCFBooleanTrue as Any,
+        ]
+        if let name { query[kSecAttrLabel as String] = name }
+        var result: AnyObject?
+        // A failure here is the lookup's to report; this is only a second look.
+        guard SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess else { return }
+        let rows = (result as? [NSDictionary]) ?? (result as? NSDictionary).map { [$0] } ?? []
+        var groupsByAccount: [String: [String]] = [:]
+        var order: [String] = []
+        for row in rows {
+            let account = AttributeCatalog.describe((row[kSecAttrAccount as String] ?? "") as AnyObject)
+            guard let group = row[kSecAttrAccessGroup as String] as? String else { continue }
+            if groupsByAccount[account] == nil { order.append(account) }
+            if !(groupsByAccount[account] ?? []).contains(group) { groupsByAccount[account, default: []].append(group) }
+        }
+        for account in order {
+            guard let groups = groupsByAccount[account], groups.count > 1 else { continue }
+            invocation.output.warning(
+                "account \"\(account)\" of service \"\(keychain.service)\" is in \(groups.count) access groups ("
+                    + groups.joined(separator: ", ") + "); this run reads every group and serves one of them, while a "
+                    + "program reads only its own: pass --access-group GROUP to see what a program of that group gets.")
+        }
+    }
+
     /// The source flags as typed, for hints that suggest another command.
     func flags(_ invocation: CommandInvocation) -> String {
         var words: [String] = []
@@ -374,7 +411,8 @@ extension CommandLineError {
                 accessGroupsDescription: invocation.settings.accessGroupsDescription,
                 keychainDescription: invocation.settings.keychainDescription,
                 keychainOrigin: invocation.settings.keychainOrigin, keychainExists: invocation.settings.keychainExists,
-                hasConfigurationIssue: invocation.settings.hasConfigurationIssue)
+                hasConfigurationIssue: invocation.settings.hasConfigurationIssue,
+                seesEveryGroup: invocation.settings.seesEveryGroup)
             return CommandLineError(
                 status == errSecItemNotFound ? .itemNotFound : status == errSecDuplicateItem ? .duplicateItem : .failure,
                 "keychain \(operation) failed for \(item) (\(KeychainStatusExplanation.label(for: status))).",

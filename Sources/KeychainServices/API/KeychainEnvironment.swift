@@ -15,7 +15,8 @@ import Synchronization
 ///   `keychain-access-groups` (and `application-identifier`) of the entitlements plist
 ///   named by `$KEYSMITH_ENTITLEMENTS`, else ``sharedAccessGroup`` followed by the group
 ///   earlier versions derived from the executable name (`local.<name>`, still read so
-///   nothing stored before is lost).
+///   nothing stored before is lost). A `KEYSMITH_ACCESS_GROUPS` that is set but names no
+///   group gives no groups and a ``configurationIssue`` (never the shared group).
 ///
 /// Every program that configures nothing shares ``sharedAccessGroup``, as every
 /// unsandboxed macOS app shares the login keychain: what the `keysmith` tool stores there
@@ -200,6 +201,14 @@ public struct KeychainEnvironment: Sendable, Hashable, CustomStringConvertible {
         if let list = variables["KEYSMITH_ACCESS_GROUPS"] {
             groups = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
                 .filter { !$0.isEmpty }
+            if groups.isEmpty {
+                // Set but empty (a deployment template with a blank value): no groups, as
+                // configured, but say so rather than "no access groups"; never fall back to
+                // the shared group, where every unconfigured program would read the app's items.
+                issue = .init(
+                    problem: "KEYSMITH_ACCESS_GROUPS is set but names no access group.",
+                    fix: "Name the groups, comma-separated (for example KEYSMITH_ACCESS_GROUPS=com.example.app), or unset it to use the shared default access group.")
+            }
         } else if let path = variables["KEYSMITH_ENTITLEMENTS"], !path.isEmpty {
             let entitlements = Entitlements(
                 contentsOf: URL(fileURLWithPath: path), teamIdentifier: variables["KEYSMITH_TEAM_ID"])
@@ -268,6 +277,16 @@ struct Entitlements {
                 problem: "The entitlements file \(path) named by KEYSMITH_ENTITLEMENTS cannot be read as a property list dictionary.",
                 fix: "Check that the file is readable and is an entitlements plist (a <dict> with keychain-access-groups).")
             return
+        }
+        // A list of the wrong shape (a single string, a number) would silently leave the
+        // process with other groups than the file names: refuse it with the fix.
+        for key in ["keychain-access-groups", "com.apple.security.application-groups"] {
+            if let value = dictionary[key], !(value is [String]) {
+                issue = .init(
+                    problem: "The entitlements file \(path) named by KEYSMITH_ENTITLEMENTS has a \(key) that is not an array of strings.",
+                    fix: "Write it as <key>\(key)</key><array><string>GROUP</string></array>, one <string> per group.")
+                return
+            }
         }
         let rawIdentifier = dictionary["application-identifier"] as? String
         var groups = (dictionary["keychain-access-groups"] as? [String]) ?? []
