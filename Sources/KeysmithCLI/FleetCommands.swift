@@ -248,7 +248,7 @@ private func fleetInit(_ invocation: CommandInvocation) throws(CommandLineError)
     if output.json {
         output.printJSON([
             "fingerprint": key.fingerprint, "endpoints": settings.endpoints, "prefix": settings.prefix,
-            "maxStalenessSeconds": settings.maximumStalenessSeconds ?? NSNull(),
+            "maxStalenessSeconds": settings.maximumStalenessSeconds.map { $0 as Any } ?? NSNull(),
         ])
         return
     }
@@ -318,7 +318,7 @@ private func fleetJoin(_ invocation: CommandInvocation) throws(CommandLineError)
     if output.json {
         output.printJSON([
             "fingerprint": key.fingerprint, "endpoints": settings.endpoints, "prefix": settings.prefix,
-            "keys": keys ?? NSNull(),
+            "keys": keys.map { $0 as Any } ?? NSNull(),
         ])
         return
     }

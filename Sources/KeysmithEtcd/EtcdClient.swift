@@ -199,6 +199,25 @@ final class EtcdClient: @unchecked Sendable {
     private func post(_ endpoint: URL, _ path: String, _ payload: Data, token: String?) -> (
         Int, [String: Any]?, String?
     ) {
+        #if canImport(Glibc)
+            if endpoint.scheme?.lowercased() == "http" {
+                var headers = ["Content-Type": "application/json"]
+                if let token { headers["Authorization"] = token }
+                let seconds = Double(configuration.requestTimeout.components.seconds)
+                    + Double(configuration.requestTimeout.components.attoseconds) / 1e18
+                switch PlainHTTP.post(
+                    endpoint.appendingPathComponent(String(path.dropFirst())), headers: headers, body: payload,
+                    timeout: seconds)
+                {
+                case .failure(let reason):
+                    return (0, nil, reason)
+                case .response(let status, let body):
+                    let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
+                    if object == nil, status == 200 { return (status, nil, "an answer that is not JSON") }
+                    return (status, object, nil)
+                }
+            }
+        #endif
         var request = URLRequest(url: endpoint.appendingPathComponent(String(path.dropFirst())))
         request.httpMethod = "POST"
         request.httpBody = payload

@@ -30,6 +30,9 @@ final class EtcdWatchConnection: NSObject, URLSessionDataDelegate, @unchecked Se
     /// Opens the stream and blocks until it ends.
     /// - Returns: Why it ended (`nil` when closed on purpose).
     func run(idleTimeout: TimeInterval) -> String? {
+        #if canImport(Glibc)
+            if request.url?.scheme?.lowercased() == "http" { return runPlain(idleTimeout: idleTimeout) }
+        #endif
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = idleTimeout
         configuration.timeoutIntervalForResource = 7 * 86_400
@@ -61,9 +64,55 @@ final class EtcdWatchConnection: NSObject, URLSessionDataDelegate, @unchecked Se
         lock.lock()
         cancelled = true
         let task = self.task
+        #if canImport(Glibc)
+            let plain = self.plain
+        #endif
         lock.unlock()
         task?.cancel()
+        #if canImport(Glibc)
+            plain?.cancel()
+        #endif
     }
+
+    #if canImport(Glibc)
+        /// The plain-socket connection of an `http://` watch.
+        private var plain: PlainHTTP.Connection?
+
+        /// An `http://` watch over ``PlainHTTP`` (see there why not URLSession).
+        private func runPlain(idleTimeout: TimeInterval) -> String? {
+            guard let url = request.url else { return "no URL" }
+            var status = 200
+            var problem: String?
+            let reason = PlainHTTP.stream(
+                url, headers: request.allHTTPHeaderFields ?? [:], body: request.httpBody ?? Data(),
+                connectTimeout: 5, idleTimeout: idleTimeout,
+                opened: { connection in
+                    lock.withLock {
+                        guard !cancelled else { return false }
+                        plain = connection
+                        return true
+                    }
+                },
+                onStatus: { status = $0 },
+                onLine: { line in
+                    guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else {
+                        problem = "an unreadable watch frame"
+                        return false
+                    }
+                    guard status == 200 else {
+                        let message = object["message"] as? String ?? object["error"] as? String ?? "no message"
+                        problem = "HTTP \(status): \(message)"
+                        return false
+                    }
+                    if !onFrame(object) {
+                        lock.withLock { cancelled = true }
+                        return false
+                    }
+                    return true
+                })
+            return lock.withLock { cancelled } && problem == nil ? nil : (problem ?? reason)
+        }
+    #endif
 
     private func finish(_ reason: String?) {
         lock.lock()

@@ -11,7 +11,9 @@ final class FleetMachine: @unchecked Sendable {
 
     init() {
         home = FileManager.default.temporaryDirectory.appendingPathComponent("keysmith-fleet-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        // The keychain refuses a directory others can read.
+        try? FileManager.default.createDirectory(
+            at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         environment = KeychainEnvironment(directory: home, accessGroups: ["fleet.tests"])
         let environment = self.environment
         keychain = KeychainEnvironment.withEnvironment(environment) { FleetKeychain() }
