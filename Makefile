@@ -1,7 +1,7 @@
 # Keysmith: `make demo` and `make test` work on a fresh machine (they install what is missing).
 SWIFT ?= swift
 SWIFT_FLAGS ?=
-APT_PACKAGES := libsqlite3-dev libsodium-dev pkg-config
+APT_PACKAGES := libsqlite3-dev libsodium-dev pkg-config etcd-server etcd-client
 BREW_PACKAGES := sqlite libsodium pkg-config
 # bench only: libsecret (headers for .build/secret-bench, secret-tool) and gnome-keyring with
 # dbus-run-session, to compare with; `make test` does not need them.
