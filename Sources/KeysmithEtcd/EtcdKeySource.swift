@@ -70,6 +70,8 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         var lastUnreachable = ""
         /// When this process last refreshed each offline copy (`ID/VERSION`).
         var refreshed: [String: Date] = [:]
+        /// Envelopes of the mirror already parsed, by etcd key (with their revision).
+        var parsed: [String: (revision: Int64, value: SealedValue.Parsed)] = [:]
     }
 
     /// A weak reference to an attached retriever.
@@ -122,7 +124,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
             }
             return (nil, state.unreachableUntil.map { $0 > Date() } ?? false)
         }
-        if let mirrored { return try records(mirrored, name: name, offline: nil) }
+        if let mirrored { return try records(mirrored, name: name, offline: nil, mirrored: true) }
         if !skipNetwork {
             do {
                 let values = try client.range(prefix: namePrefix).kvs.filter {
@@ -141,10 +143,11 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         return try offlineRecords(name)
     }
 
-    /// Every identifier in the fleet (from etcd, or the offline copies when it is
-    /// unreachable), sorted.
+    /// Every identifier in the fleet, sorted (from the watch's memory while it is in step,
+    /// else from etcd).
     /// - Returns: The identifiers.
-    /// - Throws: ``EtcdError`` when etcd answers with an error.
+    /// - Throws: ``EtcdError`` when etcd is unreachable or answers with an error (the
+    ///   offline copies answer lookups, not listings).
     public func identifiers() throws -> [String] {
         try entries().reduce(into: Set<String>()) { $0.insert($1.identifier) }.sorted()
     }
@@ -245,6 +248,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
     }
 
     /// Starts watching the prefix on a thread of its own (once; later calls only attach).
+    /// The watch runs until ``stopWatching()``, and keeps the source alive until then.
     /// - Parameters:
     ///   - retrievers: Retrievers whose caches are cleared when a version lands or is
     ///     retired (held weakly).
@@ -425,7 +429,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
             try? keychain.storeConfirmed(prefix: configuration.prefix, Date())
             return true
         }
-        var changes: [Change] = []
+        var changes: [(Change, EtcdKeyValue)] = []
         for event in events {
             guard let kvObject = event["kv"] as? [String: Any], let value = EtcdClient.keyValue(kvObject) else {
                 continue
@@ -433,11 +437,14 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
             let deleted = event["type"] as? String == "DELETE"
             condition.withLock {
                 if deleted { state.mirror[value.key] = nil } else { state.mirror[value.key] = value }
+                state.parsed[value.key] = nil
                 state.revision = max(state.revision, value.modRevision)
             }
-            if let change = offlineUpdate(value, deleted: deleted) { changes.append(change) }
+            if let change = classify(value, deleted: deleted) { changes.append((change, value)) }
         }
-        announce(changes)
+        // Retrievers first (they read the mirror, already updated), the keychain after.
+        announce(changes.map(\.0))
+        for (change, value) in changes { persist(change, value) }
         return true
     }
 
@@ -447,6 +454,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         let previous = condition.withLock { () -> [String: EtcdKeyValue] in
             let old = state.mirror
             state.mirror = Dictionary(values.map { ($0.key, $0) }) { $1 }
+            state.parsed = [:]
             state.revision = revision
             return old
         }
@@ -476,23 +484,39 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
     /// Stores or removes the offline copy for one changed value.
     /// - Returns: The change, or `nil` for a key outside the `ID/VERSION` layout.
     private func offlineUpdate(_ value: EtcdKeyValue, deleted: Bool) -> Change? {
+        guard let change = classify(value, deleted: deleted) else { return nil }
+        persist(change, value)
+        return change
+    }
+
+    /// What a changed value is: a new version, a retired one, or one that fails to open.
+    private func classify(_ value: EtcdKeyValue, deleted: Bool) -> Change? {
         guard let (identifier, version) = split(value.key) else { return nil }
         if deleted {
-            try? keychain.removeOfflineCopy(prefix: configuration.prefix, account: "\(identifier)/\(version)")
             return Change(identifier: identifier, version: version, kind: .retired, revision: value.modRevision)
         }
-        guard
+        let opens =
             (try? SealedValue.open(
                 value.value, key: value.key, identifier: identifier, version: version, fleetKey: fleetKey)) != nil
-        else {
-            // Never kept: the last good copy of another version stays what it was.
-            return Change(identifier: identifier, version: version, kind: .refused, revision: value.modRevision)
+        return Change(
+            identifier: identifier, version: version, kind: opens ? .published : .refused, revision: value.modRevision)
+    }
+
+    /// Brings the offline copy in step with a change (a refused value is never kept: the
+    /// last good copies stay what they were).
+    private func persist(_ change: Change, _ value: EtcdKeyValue) {
+        let account = "\(change.identifier)/\(change.version)"
+        switch change.kind {
+        case .retired:
+            try? keychain.removeOfflineCopy(prefix: configuration.prefix, account: account)
+        case .refused:
+            break
+        case .published:
+            try? keychain.storeOfflineCopy(
+                prefix: configuration.prefix, identifier: change.identifier, version: change.version,
+                sealed: value.value, modRevision: value.modRevision, confirmed: Date())
+            condition.withLock { state.refreshed[account] = Date() }
         }
-        try? keychain.storeOfflineCopy(
-            prefix: configuration.prefix, identifier: identifier, version: version, sealed: value.value,
-            modRevision: value.modRevision, confirmed: Date())
-        condition.withLock { state.refreshed["\(identifier)/\(version)"] = Date() }
-        return Change(identifier: identifier, version: version, kind: .published, revision: value.modRevision)
     }
 
     /// Clears the attached retrievers' caches, then tells the handlers.
@@ -533,12 +557,22 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
 
     // MARK: Records and offline copies
 
-    /// Opens values into records.
-    private func records(_ values: [EtcdKeyValue], name: String, offline: String?) throws -> [KeyInfo] {
+    /// Opens values into records (envelopes of the mirror are parsed once).
+    private func records(_ values: [EtcdKeyValue], name: String, offline: String?, mirrored: Bool = false) throws
+        -> [KeyInfo]
+    {
         try values.compactMap { value -> KeyInfo? in
             guard let (identifier, version) = split(value.key), identifier == name else { return nil }
-            let (data, _) = try SealedValue.open(
-                value.value, key: value.key, identifier: identifier, version: version, fleetKey: fleetKey)
+            let parsed: SealedValue.Parsed
+            if mirrored, let known = condition.withLock({ state.parsed[value.key] }), known.revision == value.modRevision {
+                parsed = known.value
+            } else {
+                parsed = try SealedValue.parse(value.value, key: value.key, identifier: identifier, version: version)
+                if mirrored {
+                    condition.withLock { state.parsed[value.key] = (value.modRevision, parsed) }
+                }
+            }
+            let data = try parsed.open(fleetKey)
             return KeyInfo(
                 identifier: name, matchedName: name, version: version, data: data, source: .remote,
                 sourceDescription: sourceDescription,

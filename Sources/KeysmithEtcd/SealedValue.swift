@@ -51,13 +51,48 @@ struct SealedValue: Sendable {
 
     /// Reads and opens the value stored at etcd key `key`, which names `identifier` and
     /// `version`.
-    /// - Returns: The key bytes and when they were sealed.
+    /// - Returns: The key bytes.
     /// - Throws: ``EtcdError/tampered(identifier:version:key:reason:)`` when the bytes are
     ///   not an envelope, name another identifier or version, or fail authentication;
     ///   ``EtcdError/unsupportedFormat(identifier:version:format:)`` for a newer format.
     static func open(
         _ value: Data, key: String, identifier: String, version: String, fleetKey: FleetKey
-    ) throws -> (data: Data, created: Date) {
+    ) throws -> Data {
+        try parse(value, key: key, identifier: identifier, version: version).open(fleetKey)
+    }
+
+    /// An envelope read and checked, ready to open (parsing is most of the cost of a
+    /// lookup, so the watch's memory keeps these).
+    struct Parsed: Sendable {
+        let key: String
+        let identifier: String
+        let version: String
+        let nonce: Data
+        let ciphertext: Data
+
+        /// Opens the ciphertext.
+        /// - Throws: ``EtcdError/tampered(identifier:version:key:reason:)`` when
+        ///   authentication fails.
+        func open(_ fleetKey: FleetKey) throws -> Data {
+            let opened = fleetKey.withUnsafeBytes { bytes in
+                FleetCipher.open(
+                    ciphertext, key: bytes, nonce: nonce,
+                    associatedData: SealedValue.associatedData(identifier: identifier, version: version))
+            }
+            guard let data = opened else {
+                throw EtcdError.tampered(
+                    identifier: identifier, version: version, key: key,
+                    reason: "fails authentication: it was changed in etcd, or sealed under another fleet key (this "
+                        + "machine's key is \(fleetKey.fingerprint))")
+            }
+            return data
+        }
+    }
+
+    /// Reads and checks the envelope stored at etcd key `key` (format, names, sizes).
+    /// - Throws: As ``open(_:key:identifier:version:fleetKey:)`` does, except for the
+    ///   authentication, which ``Parsed/open(_:)`` checks.
+    static func parse(_ value: Data, key: String, identifier: String, version: String) throws -> Parsed {
         func refuse(_ reason: String) -> EtcdError {
             .tampered(identifier: identifier, version: version, key: key, reason: reason)
         }
@@ -80,18 +115,7 @@ struct SealedValue: Sendable {
             let ciphertext = (object["ciphertext"] as? String).flatMap({ Data(base64Encoded: $0) }),
             ciphertext.count > FleetCipher.tagLength
         else { throw refuse("has a malformed nonce or ciphertext") }
-        let opened = fleetKey.withUnsafeBytes { bytes in
-            FleetCipher.open(
-                ciphertext, key: bytes, nonce: nonce, associatedData: associatedData(identifier: identifier, version: version))
-        }
-        guard let data = opened else {
-            throw refuse(
-                "fails authentication: it was changed in etcd, or sealed under another fleet key (this machine's key "
-                    + "is \(fleetKey.fingerprint))")
-        }
-        let created = (object["created"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) } ?? Date(
-            timeIntervalSince1970: 0)
-        return (data, created)
+        return Parsed(key: key, identifier: identifier, version: version, nonce: nonce, ciphertext: ciphertext)
     }
 
     /// `keysmith-fleet-value/1\0ID\0VERSION`.

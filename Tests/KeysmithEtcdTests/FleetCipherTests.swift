@@ -71,7 +71,7 @@ struct FleetCipherTests {
         let encoded = sealed.encoded()
         #expect(!String(decoding: encoded, as: UTF8.self).contains("secret"))
         let opened = try SealedValue.open(encoded, key: "/p/api_key/2", identifier: "api_key", version: "2", fleetKey: key)
-        #expect(opened.data == Data("secret".utf8))
+        #expect(opened == Data("secret".utf8))
         #expect(throws: EtcdError.self) {
             try SealedValue.open(encoded, key: "/p/api_key/3", identifier: "api_key", version: "3", fleetKey: key)
         }
