@@ -65,6 +65,8 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         var handlers: [@Sendable (Change) -> Void] = []
         /// Times the watch connected (the first time included).
         var connections = 0
+        /// Times the watch read the whole prefix (the first time, and after each compaction).
+        var fullReads = 0
         /// Until when lookups go straight to the offline copies (no endpoint answered).
         var unreachableUntil: Date?
         var lastUnreachable = ""
@@ -300,6 +302,10 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
     /// How many times the watch has connected (1 after the first connection).
     public var watchConnections: Int { condition.withLock { state.connections } }
 
+    /// How many times the watch has read the whole prefix: once at the start, and again
+    /// each time etcd had compacted away the history it would have resumed from.
+    public var watchFullReads: Int { condition.withLock { state.fullReads } }
+
     /// Waits until the watch is in step with etcd.
     /// - Parameter timeout: The longest wait.
     /// - Returns: Whether it is in step.
@@ -455,6 +461,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
             let old = state.mirror
             state.mirror = Dictionary(values.map { ($0.key, $0) }) { $1 }
             state.parsed = [:]
+            state.fullReads += 1
             state.revision = revision
             return old
         }

@@ -16,7 +16,7 @@ import Testing
 final class EtcdTestCluster: @unchecked Sendable {
     struct Member {
         let name: String
-        let clientPort: Int
+        var clientPort: Int
         let peerPort: Int
         let directory: URL
         var runner: Process?
@@ -81,8 +81,10 @@ final class EtcdTestCluster: @unchecked Sendable {
         stop(index)
     }
 
-    /// Starts a stopped member again on the same ports and data.
-    func restart(_ index: Int) throws {
+    /// Starts a stopped member again on its data, on the same ports or on another client
+    /// port (clients that know only the old one cannot reach it).
+    func restart(_ index: Int, clientPort: Int? = nil) throws {
+        if let clientPort { lock.withLock { members[index].clientPort = clientPort } }
         let pipe = try launch(index, state: "existing")
         try awaitReady(index, pipe)
     }
