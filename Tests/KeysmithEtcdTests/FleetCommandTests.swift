@@ -80,7 +80,7 @@ final class WatchResult: @unchecked Sendable {
 struct FleetCommandTests {
     @Test("init, put, list, resolve --fleet, export-key, join, watch and retire against etcd")
     func fleetCommands() async throws {
-        let cluster = try EtcdTestCluster(members: 1)
+        let cluster = try await EtcdTestCluster.start(members: 1)
         defer { cluster.shutdown() }
         let first = FleetMachine()
         let second = FleetMachine()
@@ -147,20 +147,20 @@ struct FleetCommandTests {
                     stderr: watchErr))
         }
         thread.start()
-        #expect(watchErr.wait(for: "in step with etcd"))
+        #expect(await blocking { watchErr.wait(for: "in step with etcd") })
         let start = ContinuousClock.now
         run = keysmith(["fleet", "put", "api_key", "--version", "2", "--generate", "32"], home: first.home)
         #expect(run.status == 0)
-        #expect(watchOut.wait(for: "api_key 2\n"))
+        #expect(await blocking { watchOut.wait(for: "api_key 2\n") })
         print("fleet: keysmith fleet watch printed the new version \(milliseconds(ContinuousClock.now - start)) ms after put")
-        let result = try #require(watched.wait())
+        let result = try #require(await blocking { watched.wait() })
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == "api_key 2\n")
 
         // A value swapped in etcd is a failure with its own message, not "not found".
-        let one = try cluster.etcdctl(["get", "/keysmith/cli/api_key/1", "--print-value-only"])
+        let one = try await cluster.ctl(["get", "/keysmith/cli/api_key/1", "--print-value-only"])
             .trimmingCharacters(in: .newlines)
-        try cluster.etcdctl(["put", "/keysmith/cli/api_key/2", one])
+        try await cluster.ctl(["put", "/keysmith/cli/api_key/2", one])
         run = keysmith(["resolve", "api_key", "--fleet"], home: second.home)
         #expect(run.status == 1)
         #expect(run.stderr.contains("refused fleet key \"api_key\" version 2"))

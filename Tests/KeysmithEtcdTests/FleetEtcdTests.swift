@@ -10,7 +10,7 @@ import Testing
 struct FleetEtcdTests {
     @Test("Keys published to etcd are read through KeyRetriever: newest, minimum and exact versions")
     func readsThroughKeyRetriever() async throws {
-        let cluster = try EtcdTestCluster(members: 1)
+        let cluster = try await EtcdTestCluster.start(members: 1)
         defer { cluster.shutdown() }
         let machine = FleetMachine()
         let key = FleetKey.generate()
@@ -35,7 +35,7 @@ struct FleetEtcdTests {
         #expect(throws: EtcdError.versionExists(identifier: "api_key", version: "2024.07.01")) {
             try fleet.publish(Data("attacker".utf8), for: "api_key", version: "2024.07.01")
         }
-        let stored = try cluster.etcdctl(["get", "--prefix", "/keysmith/test/"])
+        let stored = try await cluster.ctl(["get", "--prefix", "/keysmith/test/"])
         #expect(!stored.contains("new-api-key") && !stored.contains("database-key"))
         #expect(try fleet.identifiers() == ["api_key", "db_key"])
 
@@ -44,7 +44,7 @@ struct FleetEtcdTests {
 
     @Test("A second keychain joins with the exported key file and reads the fleet's keys")
     func secondMachineJoins() async throws {
-        let cluster = try EtcdTestCluster(members: 1)
+        let cluster = try await EtcdTestCluster.start(members: 1)
         defer { cluster.shutdown() }
         let first = FleetMachine()
         let key = FleetKey.generate()
@@ -81,7 +81,7 @@ struct FleetEtcdTests {
 
     @Test("A watching retriever serves a new version as soon as it lands (propagation time reported)")
     func watchingRetrieverSeesRotation() async throws {
-        let cluster = try EtcdTestCluster(members: 1)
+        let cluster = try await EtcdTestCluster.start(members: 1)
         defer { cluster.shutdown() }
         let key = FleetKey.generate()
         let watcher = FleetMachine()
@@ -93,13 +93,13 @@ struct FleetEtcdTests {
         let log = ChangeLog()
         fleet.startWatching(updating: [retriever], onChange: log.handler)
         defer { fleet.stopWatching() }
-        #expect(fleet.waitUntilInStep(timeout: .seconds(10)))
+        #expect(await inStep(fleet))
         #expect(try watcher.run { try retriever.retrieve("api_key") }?.data == Data("v1".utf8))
         #expect(retriever.cachedKeyCount == 1)
 
         let start = ContinuousClock.now
         try publisher.publish(Data("v2".utf8), for: "api_key", version: "2")
-        let arrival = try #require(log.wait { $0.identifier == "api_key" && $0.version == "2" })
+        let arrival = try #require(await log.next { $0.identifier == "api_key" && $0.version == "2" })
         let served = try #require(try watcher.run { try retriever.retrieve("api_key") })
         let end = ContinuousClock.now
         #expect(served.version == "2")
@@ -110,13 +110,13 @@ struct FleetEtcdTests {
 
         // Retiring a version reaches it too, and its offline copy goes.
         try publisher.retire("api_key", version: "2")
-        #expect(log.wait { $0.kind == .retired && $0.version == "2" } != nil)
+        #expect(await log.next { $0.kind == .retired && $0.version == "2" } != nil)
         #expect(try watcher.run { try retriever.retrieve("api_key") }?.version == "1")
     }
 
     @Test("etcd stopped: the offline copy is served and says so; past the maximum staleness it fails")
     func offlineCopyWhenEtcdStops() async throws {
-        let cluster = try EtcdTestCluster(members: 1)
+        let cluster = try await EtcdTestCluster.start(members: 1)
         defer { cluster.shutdown() }
         let key = FleetKey.generate()
         let machine = FleetMachine()
@@ -124,7 +124,7 @@ struct FleetEtcdTests {
         try fleet.publish(Data("offline-key".utf8), for: "api_key", version: "3")
         #expect(try fleet.lookup("api_key").first?.location.hasPrefix("etcd key") == true)
 
-        cluster.stop(0)
+        await cluster.stopping(0)
         let retriever = fleetRetriever([fleet])
         let served = try #require(try machine.run { try retriever.retrieve("api_key") })
         #expect(served.data == Data("offline-key".utf8))
@@ -148,7 +148,7 @@ struct FleetEtcdTests {
 
     @Test("etcd restarted: the watch resumes, and a rotation made meanwhile (then compacted) arrives")
     func watchResumesAfterRestart() async throws {
-        let cluster = try EtcdTestCluster(members: 1)
+        let cluster = try await EtcdTestCluster.start(members: 1)
         defer { cluster.shutdown() }
         let key = FleetKey.generate()
         let watcher = FleetMachine()
@@ -159,36 +159,36 @@ struct FleetEtcdTests {
         let log = ChangeLog()
         fleet.startWatching(updating: [retriever], onChange: log.handler)
         defer { fleet.stopWatching() }
-        #expect(fleet.waitUntilInStep(timeout: .seconds(10)))
+        #expect(await inStep(fleet))
         #expect(try watcher.run { try retriever.retrieve("db_key") }?.version == "1")
 
         // The first outage: etcd stops and comes back; a rotation made while the watch
         // waits to reconnect arrives when it resumes.
         let original = cluster.members[0].clientPort
-        cluster.stop(0)
-        try cluster.restart(0)
+        await cluster.stopping(0)
+        try await cluster.restarting(0)
         try publisher.publish(Data("v2".utf8), for: "db_key", version: "2")
-        #expect(log.wait { $0.version == "2" } != nil)
-        #expect(fleet.waitUntilInStep(timeout: .seconds(10)))
+        #expect(await log.next { $0.version == "2" } != nil)
+        #expect(await inStep(fleet))
         #expect(try watcher.run { try retriever.retrieve("db_key") }?.data == Data("v2".utf8))
 
         // The second: while etcd answers only on a port the watcher does not know, a rotation
         // lands and etcd compacts away the history the watch would resume from. Back on its
         // port, the watch finds the history gone, reads the prefix again and reports it.
-        cluster.stop(0)
-        try cluster.restart(0, clientPort: try EtcdTestCluster.freePorts(1)[0])
+        await cluster.stopping(0)
+        try await cluster.restarting(0, clientPort: try EtcdTestCluster.freePorts(1)[0])
         let elsewhere = try FleetMachine().source(cluster.endpoints, key: key)
         try elsewhere.publish(Data("v3".utf8), for: "db_key", version: "3")
         try elsewhere.retire("db_key", version: "1")
         let status = try cluster.post(cluster.members[0].clientPort, "/v3/kv/range", ["key": "eA=="])
         let revision = ((status["header"] as? [String: Any])?["revision"] as? String) ?? "0"
-        try cluster.etcdctl(["compaction", revision])
-        cluster.stop(0)
-        try cluster.restart(0, clientPort: original)
+        try await cluster.ctl(["compaction", revision])
+        await cluster.stopping(0)
+        try await cluster.restarting(0, clientPort: original)
 
-        #expect(log.wait { $0.version == "3" && $0.kind == .published } != nil)
-        #expect(log.wait { $0.version == "1" && $0.kind == .retired } != nil)
-        #expect(fleet.waitUntilInStep(timeout: .seconds(10)))
+        #expect(await log.next { $0.version == "3" && $0.kind == .published } != nil)
+        #expect(await log.next { $0.version == "1" && $0.kind == .retired } != nil)
+        #expect(await inStep(fleet))
         #expect(fleet.watchConnections >= 3)
         #expect(fleet.watchFullReads == 2)
         #expect(try watcher.run { try retriever.retrieve("db_key") }?.data == Data("v3".utf8))
@@ -197,7 +197,7 @@ struct FleetEtcdTests {
 
     @Test("Three members, leader killed: reads keep being served and rotations accepted")
     func threeMembersSurviveLeaderLoss() async throws {
-        let cluster = try EtcdTestCluster(members: 3)
+        let cluster = try await EtcdTestCluster.start(members: 3)
         defer { cluster.shutdown() }
         let key = FleetKey.generate()
         let machine = FleetMachine()
@@ -207,23 +207,23 @@ struct FleetEtcdTests {
         watcher.startWatching(onChange: log.handler)
         defer { watcher.stopWatching() }
         try reader.publish(Data("v1".utf8), for: "api_key", version: "1")
-        #expect(log.wait { $0.version == "1" } != nil)
+        #expect(await log.next { $0.version == "1" } != nil)
 
         let leader = try cluster.leader()
-        cluster.kill(leader)
+        await cluster.killing(leader)
         // Served by a surviving member, not from the offline copy.
         let found = try #require(try machine.run { try reader.lookup("api_key") }.first)
         #expect(found.data == Data("v1".utf8))
         #expect(found.location.hasPrefix("etcd key"))
-        try reader.publish(Data("v2".utf8), for: "api_key", version: "2")
+        try await blocking { try reader.publish(Data("v2".utf8), for: "api_key", version: "2") }
         #expect(try machine.run { try reader.lookup("api_key") }.map(\.version).sorted() == ["1", "2"])
-        #expect(log.wait { $0.version == "2" } != nil)
+        #expect(await log.next { $0.version == "2" } != nil)
         #expect(try cluster.leader() != leader)
     }
 
     @Test("A value changed, swapped or written by hand with etcdctl is refused with a clear error")
     func tamperedValuesAreRefused() async throws {
-        let cluster = try EtcdTestCluster(members: 1)
+        let cluster = try await EtcdTestCluster.start(members: 1)
         defer { cluster.shutdown() }
         let machine = FleetMachine()
         let fleet = try machine.source(cluster.endpoints, key: FleetKey.generate())
@@ -242,17 +242,17 @@ struct FleetEtcdTests {
             }
         }
         // Swapped: db_key's value copied over api_key version 2 (with etcdctl).
-        let other = try cluster.etcdctl(["get", "/keysmith/test/db_key/1", "--print-value-only"])
+        let other = try await cluster.ctl(["get", "/keysmith/test/db_key/1", "--print-value-only"])
             .trimmingCharacters(in: .newlines)
-        try cluster.etcdctl(["put", "/keysmith/test/api_key/2", other])
+        try await cluster.ctl(["put", "/keysmith/test/api_key/2", other])
         #expect(reason("api_key")?.contains("moved or copied from another name or version") == true)
 
         // Moved: version 1's value copied to version 2 of the same key.
-        let first = try cluster.etcdctl(["get", "/keysmith/test/api_key/1", "--print-value-only"])
+        let first = try await cluster.ctl(["get", "/keysmith/test/api_key/1", "--print-value-only"])
             .trimmingCharacters(in: .newlines)
         let relabelled = first.replacingOccurrences(of: "\"version\":\"1\"", with: "\"version\":\"2\"")
         #expect(relabelled != first)
-        try cluster.etcdctl(["put", "/keysmith/test/api_key/2", relabelled])
+        try await cluster.ctl(["put", "/keysmith/test/api_key/2", relabelled])
         #expect(reason("api_key")?.contains("fails authentication") == true)
 
         // Changed ciphertext.
@@ -261,12 +261,12 @@ struct FleetEtcdTests {
         ciphertext[0] ^= 1
         object["ciphertext"] = ciphertext.base64EncodedString()
         let changed = String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
-        try cluster.etcdctl(["put", "/keysmith/test/api_key/1", changed])
-        try cluster.etcdctl(["del", "/keysmith/test/api_key/2"])
+        try await cluster.ctl(["put", "/keysmith/test/api_key/1", changed])
+        try await cluster.ctl(["del", "/keysmith/test/api_key/2"])
         #expect(reason("api_key")?.contains("fails authentication: it was changed in etcd") == true)
 
         // Written by hand in the clear.
-        try cluster.etcdctl(["put", "/keysmith/test/plain_key/1", "hunter2"])
+        try await cluster.ctl(["put", "/keysmith/test/plain_key/1", "hunter2"])
         #expect(reason("plain_key")?.contains("is not a sealed fleet value") == true)
 
         // Through a retriever: never a value. A sensitive key stops the lookup with the error.
@@ -279,10 +279,10 @@ struct FleetEtcdTests {
 
     @Test("etcd username and password: a token is used; a wrong password is a clear error")
     func authentication() async throws {
-        let cluster = try EtcdTestCluster(members: 1)
+        let cluster = try await EtcdTestCluster.start(members: 1)
         defer { cluster.shutdown() }
-        try cluster.etcdctl(["user", "add", "root:rootpass"])
-        try cluster.etcdctl(["auth", "enable"])
+        try await cluster.ctl(["user", "add", "root:rootpass"])
+        try await cluster.ctl(["auth", "enable"])
         let key = FleetKey.generate()
         let machine = FleetMachine()
         let fleet = try machine.source(

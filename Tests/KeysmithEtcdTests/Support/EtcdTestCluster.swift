@@ -56,10 +56,20 @@ final class EtcdTestCluster: @unchecked Sendable {
 
     deinit { shutdown() }
 
-    /// Stops every member and removes the directory.
+    /// Stops every member (the runner script stops etcd on SIGTERM) and removes the
+    /// directory once they have exited, without making the caller wait.
     func shutdown() {
-        for index in members.indices { stop(index) }
-        try? FileManager.default.removeItem(at: directory)
+        let runners = lock.withLock { () -> [Process] in
+            let running = members.compactMap(\.runner)
+            for index in members.indices { members[index].runner = nil }
+            return running
+        }
+        for runner in runners where runner.isRunning { runner.terminate() }
+        let directory = self.directory
+        Thread {
+            for runner in runners { runner.waitUntilExit() }
+            try? FileManager.default.removeItem(at: directory)
+        }.start()
     }
 
     /// Stops one member gracefully (its data stays, for a restart).

@@ -84,3 +84,60 @@ final class ChangeLog: @unchecked Sendable {
 func milliseconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
 }
+
+/// Runs blocking work (waiting for etcd, for a change, for a process) on a thread of its own,
+/// so that a test never holds one of the few threads other suites' async tests run on.
+func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
+/// The same, for work that does not throw.
+func blocking<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: body()) }.start()
+    }
+}
+
+extension EtcdTestCluster {
+    /// Starts a cluster off the test's thread.
+    static func start(members: Int) async throws -> EtcdTestCluster {
+        try await blocking { try EtcdTestCluster(members: members) }
+    }
+
+    /// ``stop(_:)`` off the test's thread.
+    func stopping(_ index: Int) async {
+        await blocking { self.stop(index) }
+    }
+
+    /// ``kill(_:)`` off the test's thread.
+    func killing(_ index: Int) async {
+        await blocking { self.kill(index) }
+    }
+
+    /// ``restart(_:clientPort:)`` off the test's thread.
+    func restarting(_ index: Int, clientPort: Int? = nil) async throws {
+        try await blocking { try self.restart(index, clientPort: clientPort) }
+    }
+
+    /// ``etcdctl(_:)`` off the test's thread.
+    @discardableResult
+    func ctl(_ arguments: [String]) async throws -> String {
+        try await blocking { try self.etcdctl(arguments) }
+    }
+}
+
+extension ChangeLog {
+    /// ``wait(timeout:_:)`` off the test's thread.
+    func next(
+        _ predicate: @escaping @Sendable (EtcdKeySource.Change) -> Bool
+    ) async -> (EtcdKeySource.Change, ContinuousClock.Instant)? {
+        await blocking { self.wait(predicate) }
+    }
+}
+
+/// Waits (off the test's thread) until the watch is in step.
+func inStep(_ source: EtcdKeySource) async -> Bool {
+    await blocking { source.waitUntilInStep(timeout: .seconds(15)) }
+}

@@ -19,6 +19,13 @@ etcd --name "$name" --data-dir "$dir/data" \
 pid=$!
 stop() {
     kill -TERM "$pid" 2>/dev/null
+    # A member without quorum can take a while to stop: 5 s, then SIGKILL.
+    waited=0
+    while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt 50 ]; do
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    kill -KILL "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
     exit 0
 }
