@@ -110,13 +110,13 @@ final class EtcdClient: @unchecked Sendable {
         var delay = 0.05
         for round in 0..<rounds {
             reasons.removeAll()
-            let start = lock.withLock { preferred }
+            let start = lock.locked { preferred }
             for offset in 0..<count {
                 let index = (start + offset) % count
                 let endpoint = configuration.endpoints[index]
                 switch perform(endpoint, path, payload) {
                 case .answer(let object):
-                    lock.withLock { preferred = index }
+                    lock.locked { preferred = index }
                     return object
                 case .unavailable(let reason):
                     reasons.append("\(EtcdClient.name(endpoint)): \(reason)")
@@ -142,26 +142,26 @@ final class EtcdClient: @unchecked Sendable {
     private func perform(_ endpoint: URL, _ path: String, _ payload: Data) -> Outcome {
         var reauthenticated = false
         while true {
-            if configuration.credentials != nil, lock.withLock({ token }) == nil {
+            if configuration.credentials != nil, lock.locked({ token }) == nil {
                 switch authenticate(endpoint) {
                 case .answer: break
                 case let other: return other
                 }
             }
-            let root = lock.withLock { apiRoot }
-            let (status, object, transportError) = post(endpoint, root + path, payload, token: lock.withLock { token })
+            let root = lock.locked { apiRoot }
+            let (status, object, transportError) = post(endpoint, root + path, payload, token: lock.locked { token })
             if let transportError { return .unavailable(transportError) }
             if status == 200, let object { return .answer(object) }
             let code = (object?["code"] as? NSNumber)?.intValue
             let message = (object?["message"] as? String) ?? (object?["error"] as? String) ?? "no message"
             if status == 404, root == "/v3" {
-                lock.withLock { apiRoot = "/v3beta" }
+                lock.locked { apiRoot = "/v3beta" }
                 continue
             }
             // 16 unauthenticated (expired or invalid token): once more with a new token.
             if code == 16 || message.contains("invalid auth token"), configuration.credentials != nil, !reauthenticated {
                 reauthenticated = true
-                lock.withLock { token = nil }
+                lock.locked { token = nil }
                 continue
             }
             if code == 16 || code == 7 || message.contains("permission denied") || message.contains("user name is empty")
@@ -183,7 +183,7 @@ final class EtcdClient: @unchecked Sendable {
                 "name": credentials.username, "password": credentials.password,
             ])
         else { return .failed(.invalidConfiguration(reason: "the credentials cannot be encoded")) }
-        let root = lock.withLock { apiRoot }
+        let root = lock.locked { apiRoot }
         let (status, object, transportError) = post(endpoint, root + "/auth/authenticate", payload, token: nil)
         if let transportError { return .unavailable(transportError) }
         guard status == 200, let token = object?["token"] as? String else {
@@ -191,7 +191,7 @@ final class EtcdClient: @unchecked Sendable {
             if status == 503 || message.contains("leader") { return .unavailable(message) }
             return .failed(.authenticationFailed(endpoint: EtcdClient.name(endpoint), message: message))
         }
-        lock.withLock { self.token = token }
+        lock.locked { self.token = token }
         return .answer([:])
     }
 
@@ -247,7 +247,7 @@ final class EtcdClient: @unchecked Sendable {
         private var error: (any Error)?
 
         func set(_ data: Data?, _ status: Int?, _ error: (any Error)?) {
-            lock.withLock {
+            lock.locked {
                 self.data = data
                 self.status = status
                 self.error = error
@@ -255,7 +255,7 @@ final class EtcdClient: @unchecked Sendable {
         }
 
         func get() -> (Data?, Int?, (any Error)?) {
-            lock.withLock { (data, status, error) }
+            lock.locked { (data, status, error) }
         }
     }
 
@@ -263,29 +263,29 @@ final class EtcdClient: @unchecked Sendable {
 
     /// The HTTP headers and URL of a watch request (for ``EtcdWatchConnection``).
     func watchRequest(_ endpoint: URL, body: [String: Any]) throws -> URLRequest {
-        if configuration.credentials != nil, lock.withLock({ token }) == nil {
+        if configuration.credentials != nil, lock.locked({ token }) == nil {
             if case .failed(let error) = authenticate(endpoint) { throw error }
         }
-        let root = lock.withLock { apiRoot }
+        let root = lock.locked { apiRoot }
         var request = URLRequest(url: endpoint.appendingPathComponent(String((root + "/watch").dropFirst())))
         request.httpMethod = "POST"
         request.httpBody = try JSONSerialization.data(withJSONObject: body)
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        if let token = lock.withLock({ token }) { request.setValue(token, forHTTPHeaderField: "Authorization") }
+        if let token = lock.locked({ token }) { request.setValue(token, forHTTPHeaderField: "Authorization") }
         return request
     }
 
     /// Forgets the token (after the watch was refused with an expired one).
     func dropToken() {
-        lock.withLock { token = nil }
+        lock.locked { token = nil }
     }
 
     /// The endpoint tried first.
-    var preferredEndpoint: Int { lock.withLock { preferred } }
+    var preferredEndpoint: Int { lock.locked { preferred } }
 
     /// Records that `index` answered (the watch's endpoint).
     func prefer(_ index: Int) {
-        lock.withLock { preferred = index }
+        lock.locked { preferred = index }
     }
 
     func base64(_ text: String) -> String { Data(text.utf8).base64EncodedString() }

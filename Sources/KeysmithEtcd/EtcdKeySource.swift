@@ -120,7 +120,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
     public func lookup(_ name: String) throws -> [KeyInfo] {
         guard (try? EtcdConfiguration.validate(name, what: "identifier")) != nil else { return [] }
         let namePrefix = configuration.prefix + name + "/"
-        let (mirrored, skipNetwork) = condition.withLock { () -> ([EtcdKeyValue]?, Bool) in
+        let (mirrored, skipNetwork) = condition.locked { () -> ([EtcdKeyValue]?, Bool) in
             if state.synced {
                 return (state.mirror.values.filter { EtcdKeySource.isVersionKey($0.key, of: namePrefix) }, false)
             }
@@ -136,7 +136,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
                 refreshOfflineCopies(values, name: name)
                 return found
             } catch EtcdError.unreachable(let reasons) {
-                condition.withLock {
+                condition.locked {
                     state.unreachableUntil = Date().addingTimeInterval(1)
                     state.lastUnreachable = reasons.joined(separator: "; ")
                 }
@@ -173,7 +173,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
     /// - Throws: ``EtcdError`` when etcd cannot be read (the offline copies are used only by
     ///   lookups).
     public func entries() throws -> [Entry] {
-        let values: [EtcdKeyValue] = try condition.withLock { state.synced ? Array(state.mirror.values) : nil }
+        let values: [EtcdKeyValue] = try condition.locked { state.synced ? Array(state.mirror.values) : nil }
             ?? client.range(prefix: configuration.prefix).kvs
         return values.compactMap { value -> Entry? in
             guard let (identifier, version) = split(value.key) else { return nil }
@@ -259,7 +259,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
     public func startWatching(
         updating retrievers: [KeyRetriever] = [], onChange: (@Sendable (Change) -> Void)? = nil
     ) {
-        let start = condition.withLock { () -> Bool in
+        let start = condition.locked { () -> Bool in
             state.retrievers += retrievers.map { WeakRetriever(retriever: $0) }
             if let onChange { state.handlers.append(onChange) }
             guard !state.watching else { return false }
@@ -278,12 +278,12 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
     /// Attaches a retriever whose cache is cleared on every change (held weakly).
     /// - Parameter retriever: The retriever.
     public func attach(_ retriever: KeyRetriever) {
-        condition.withLock { state.retrievers.append(WeakRetriever(retriever: retriever)) }
+        condition.locked { state.retrievers.append(WeakRetriever(retriever: retriever)) }
     }
 
     /// Stops the watch (lookups then read etcd again).
     public func stopWatching() {
-        let connection = condition.withLock { () -> EtcdWatchConnection? in
+        let connection = condition.locked { () -> EtcdWatchConnection? in
             state.stopped = true
             state.watching = false
             state.synced = false
@@ -297,14 +297,14 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
 
     /// Whether the watch is connected and in step with etcd (lookups are then answered
     /// from memory).
-    public var isInStep: Bool { condition.withLock { state.synced } }
+    public var isInStep: Bool { condition.locked { state.synced } }
 
     /// How many times the watch has connected (1 after the first connection).
-    public var watchConnections: Int { condition.withLock { state.connections } }
+    public var watchConnections: Int { condition.locked { state.connections } }
 
     /// How many times the watch has read the whole prefix: once at the start, and again
     /// each time etcd had compacted away the history it would have resumed from.
-    public var watchFullReads: Int { condition.withLock { state.fullReads } }
+    public var watchFullReads: Int { condition.locked { state.fullReads } }
 
     /// Waits until the watch is in step with etcd.
     /// - Parameter timeout: The longest wait.
@@ -327,7 +327,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         let maximum = EtcdKeySource.seconds(configuration.maximumReconnectDelay)
         var needsFullRead = true
         var firstRead = true
-        while !condition.withLock({ state.stopped }) {
+        while !condition.locked({ state.stopped }) {
             if needsFullRead {
                 do {
                     let (revision, values) = try client.range(prefix: configuration.prefix)
@@ -341,7 +341,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
             }
             let endpoints = configuration.endpoints
             let index = client.preferredEndpoint % endpoints.count
-            let startRevision = condition.withLock { state.revision } + 1
+            let startRevision = condition.locked { state.revision } + 1
             let body: [String: Any] = [
                 "create_request": [
                     "key": client.base64(configuration.prefix),
@@ -358,14 +358,14 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
             let connection = EtcdWatchConnection(request: request) { [weak self] frame in
                 self?.handle(frame, outcome: outcome, endpoint: index) ?? false
             }
-            let proceed = condition.withLock { () -> Bool in
+            let proceed = condition.locked { () -> Bool in
                 guard !state.stopped else { return false }
                 state.connection = connection
                 return true
             }
             guard proceed else { return }
             let reason = connection.run(idleTimeout: 300)
-            condition.withLock {
+            condition.locked {
                 state.synced = false
                 state.connection = nil
                 condition.broadcast()
@@ -418,7 +418,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         if result["created"] as? Bool == true {
             outcome.connected = true
             client.prefer(endpoint)
-            condition.withLock {
+            condition.locked {
                 state.synced = true
                 state.connections += 1
                 state.unreachableUntil = nil
@@ -431,7 +431,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         if events.isEmpty {
             // Progress: every change up to the header's revision has been sent.
             let revision = EtcdClient.revision(result)
-            condition.withLock { state.revision = max(state.revision, revision) }
+            condition.locked { state.revision = max(state.revision, revision) }
             try? keychain.storeConfirmed(prefix: configuration.prefix, Date())
             return true
         }
@@ -441,7 +441,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
                 continue
             }
             let deleted = event["type"] as? String == "DELETE"
-            condition.withLock {
+            condition.locked {
                 if deleted { state.mirror[value.key] = nil } else { state.mirror[value.key] = value }
                 state.parsed[value.key] = nil
                 state.revision = max(state.revision, value.modRevision)
@@ -457,7 +457,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
     /// Replaces the mirror with a full read; reports what changed since the last mirror
     /// (after a compaction or an outage) and brings the offline copies in step.
     private func applyFullRead(revision: Int64, values: [EtcdKeyValue], report: Bool) {
-        let previous = condition.withLock { () -> [String: EtcdKeyValue] in
+        let previous = condition.locked { () -> [String: EtcdKeyValue] in
             let old = state.mirror
             state.mirror = Dictionary(values.map { ($0.key, $0) }) { $1 }
             state.parsed = [:]
@@ -522,7 +522,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
             try? keychain.storeOfflineCopy(
                 prefix: configuration.prefix, identifier: change.identifier, version: change.version,
                 sealed: value.value, modRevision: value.modRevision, confirmed: Date())
-            condition.withLock { state.refreshed[account] = Date() }
+            condition.locked { state.refreshed[account] = Date() }
         }
     }
 
@@ -530,14 +530,14 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
     private func announce(_ changes: [Change]) {
         guard !changes.isEmpty else { return }
         clearRetrieverCaches()
-        let handlers = condition.withLock { state.handlers }
+        let handlers = condition.locked { state.handlers }
         for change in changes {
             for handler in handlers { handler(change) }
         }
     }
 
     private func clearRetrieverCaches() {
-        let retrievers = condition.withLock { () -> [KeyRetriever] in
+        let retrievers = condition.locked { () -> [KeyRetriever] in
             state.retrievers.removeAll { $0.retriever == nil }
             return state.retrievers.compactMap(\.retriever)
         }
@@ -550,7 +550,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(250))
         timer.setEventHandler { [weak self] in
-            guard let self, self.condition.withLock({ self.state.synced }) else { return }
+            guard let self, self.condition.locked({ self.state.synced }) else { return }
             try? self.keychain.storeConfirmed(prefix: self.configuration.prefix, Date())
         }
         timer.resume()
@@ -571,12 +571,12 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         try values.compactMap { value -> KeyInfo? in
             guard let (identifier, version) = split(value.key), identifier == name else { return nil }
             let parsed: SealedValue.Parsed
-            if mirrored, let known = condition.withLock({ state.parsed[value.key] }), known.revision == value.modRevision {
+            if mirrored, let known = condition.locked({ state.parsed[value.key] }), known.revision == value.modRevision {
                 parsed = known.value
             } else {
                 parsed = try SealedValue.parse(value.value, key: value.key, identifier: identifier, version: version)
                 if mirrored {
-                    condition.withLock { state.parsed[value.key] = (value.modRevision, parsed) }
+                    condition.locked { state.parsed[value.key] = (value.modRevision, parsed) }
                 }
             }
             let data = try parsed.open(fleetKey)
@@ -592,7 +592,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
     private func refreshOfflineCopies(_ values: [EtcdKeyValue], name: String) {
         let now = Date()
         let interval = refreshInterval
-        let stale = condition.withLock { () -> [EtcdKeyValue] in
+        let stale = condition.locked { () -> [EtcdKeyValue] in
             values.filter { value in
                 guard let (identifier, version) = split(value.key) else { return false }
                 return state.refreshed["\(identifier)/\(version)"].map { now.timeIntervalSince($0) >= interval } ?? true
@@ -610,13 +610,13 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
             try? keychain.storeOfflineCopy(
                 prefix: configuration.prefix, identifier: identifier, version: version, sealed: value.value,
                 modRevision: value.modRevision, confirmed: now)
-            condition.withLock { state.refreshed["\(identifier)/\(version)"] = now }
+            condition.locked { state.refreshed["\(identifier)/\(version)"] = now }
         }
     }
 
     /// The offline copies of `name`, when etcd is unreachable.
     private func offlineRecords(_ name: String) throws -> [KeyInfo] {
-        let unreachable = condition.withLock { state.lastUnreachable }
+        let unreachable = condition.locked { state.lastUnreachable }
         let copies = try keychain.offlineCopies(prefix: configuration.prefix, identifier: name)
         guard !copies.isEmpty else {
             throw EtcdError.unreachable(reasons: unreachable.isEmpty ? ["no endpoint answered"] : [unreachable])

@@ -87,7 +87,7 @@ final class EtcdWatchConnection: NSObject, URLSessionDataDelegate, @unchecked Se
                 url, headers: request.allHTTPHeaderFields ?? [:], body: request.httpBody ?? Data(),
                 connectTimeout: 5, idleTimeout: idleTimeout,
                 opened: { connection in
-                    lock.withLock {
+                    lock.locked {
                         guard !cancelled else { return false }
                         plain = connection
                         return true
@@ -105,12 +105,12 @@ final class EtcdWatchConnection: NSObject, URLSessionDataDelegate, @unchecked Se
                         return false
                     }
                     if !onFrame(object) {
-                        lock.withLock { cancelled = true }
+                        lock.locked { cancelled = true }
                         return false
                     }
                     return true
                 })
-            return lock.withLock { cancelled } && problem == nil ? nil : (problem ?? reason)
+            return lock.locked { cancelled } && problem == nil ? nil : (problem ?? reason)
         }
     #endif
 
@@ -131,7 +131,7 @@ final class EtcdWatchConnection: NSObject, URLSessionDataDelegate, @unchecked Se
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
         let code = (response as? HTTPURLResponse)?.statusCode ?? 0
-        lock.withLock { status = code }
+        lock.locked { status = code }
         completionHandler(.allow)
     }
 
@@ -146,15 +146,15 @@ final class EtcdWatchConnection: NSObject, URLSessionDataDelegate, @unchecked Se
                 dataTask.cancel()
                 return
             }
-            if lock.withLock({ status }) ?? 200 != 200 {
+            if lock.locked({ status }) ?? 200 != 200 {
                 let message = object["message"] as? String ?? object["error"] as? String ?? "no message"
-                finish("HTTP \(lock.withLock { status } ?? 0): \(message)")
+                finish("HTTP \(lock.locked { status } ?? 0): \(message)")
                 dataTask.cancel()
                 return
             }
             if !onFrame(object) {
                 finish(nil)
-                lock.withLock { cancelled = true }
+                lock.locked { cancelled = true }
                 dataTask.cancel()
                 return
             }

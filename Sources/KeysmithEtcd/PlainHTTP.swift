@@ -25,18 +25,18 @@
 
             init(_ descriptor: Int32) { self.descriptor = descriptor }
 
-            var fd: Int32 { lock.withLock { descriptor } }
+            var fd: Int32 { lock.locked { descriptor } }
 
             /// Wakes a blocked read and closes the socket.
             func cancel() {
-                lock.withLock {
+                lock.locked {
                     guard !closed else { return }
                     closed = true
                     _ = shutdown(descriptor, Int32(SHUT_RDWR))
                 }
             }
 
-            var isCancelled: Bool { lock.withLock { closed } }
+            var isCancelled: Bool { lock.locked { closed } }
 
             deinit { close(descriptor) }
         }

@@ -59,7 +59,7 @@ final class EtcdTestCluster: @unchecked Sendable {
     /// Stops every member (the runner script stops etcd on SIGTERM) and removes the
     /// directory once they have exited, without making the caller wait.
     func shutdown() {
-        let runners = lock.withLock { () -> [Process] in
+        let runners = lock.held { () -> [Process] in
             let running = members.compactMap(\.runner)
             for index in members.indices { members[index].runner = nil }
             return running
@@ -74,7 +74,7 @@ final class EtcdTestCluster: @unchecked Sendable {
 
     /// Stops one member gracefully (its data stays, for a restart).
     func stop(_ index: Int) {
-        let runner = lock.withLock { () -> Process? in
+        let runner = lock.held { () -> Process? in
             let runner = members[index].runner
             members[index].runner = nil
             return runner
@@ -86,15 +86,19 @@ final class EtcdTestCluster: @unchecked Sendable {
 
     /// Kills one member's etcd with SIGKILL (a crash).
     func kill(_ index: Int) {
-        let pid = lock.withLock { members[index].etcdPID }
-        if pid > 0 { _ = Glibc.kill(pid, SIGKILL) }
+        let pid = lock.held { members[index].etcdPID }
+        #if canImport(Glibc)
+            if pid > 0 { _ = Glibc.kill(pid, SIGKILL) }
+        #else
+            if pid > 0 { _ = Darwin.kill(pid, SIGKILL) }
+        #endif
         stop(index)
     }
 
     /// Starts a stopped member again on its data, on the same ports or on another client
     /// port (clients that know only the old one cannot reach it).
     func restart(_ index: Int, clientPort: Int? = nil) throws {
-        if let clientPort { lock.withLock { members[index].clientPort = clientPort } }
+        if let clientPort { lock.held { members[index].clientPort = clientPort } }
         let pipe = try launch(index, state: "existing")
         try awaitReady(index, pipe)
     }
@@ -172,7 +176,7 @@ final class EtcdTestCluster: @unchecked Sendable {
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         try process.run()
-        lock.withLock { members[index].runner = process }
+        lock.held { members[index].runner = process }
         return pipe
     }
 
@@ -190,7 +194,7 @@ final class EtcdTestCluster: @unchecked Sendable {
                 .map { String($0.suffix(600)) } ?? ""
             throw ClusterError("etcd member \(members[index].name) did not start: \(text) \(log)")
         }
-        lock.withLock { members[index].etcdPID = pid }
+        lock.held { members[index].etcdPID = pid }
     }
 
     static func which(_ tool: String) -> String? {
@@ -230,5 +234,14 @@ final class EtcdTestCluster: @unchecked Sendable {
     struct ClusterError: Error, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
+    }
+}
+
+extension NSLock {
+    /// Runs `body` holding the lock (Foundation's `withLock` needs macOS 14).
+    func held<R>(_ body: () throws -> R) rethrows -> R {
+        lock()
+        defer { unlock() }
+        return try body()
     }
 }
