@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?=
 APT_PACKAGES := libsqlite3-dev libsodium-dev pkg-config etcd-server etcd-client
-BREW_PACKAGES := sqlite libsodium pkg-config
+BREW_PACKAGES := sqlite libsodium pkg-config etcd
 # bench only: libsecret (headers for .build/secret-bench, secret-tool) and gnome-keyring with
 # dbus-run-session, to compare with; `make test` does not need them.
 BENCH_APT_PACKAGES := $(APT_PACKAGES) gcc libsecret-1-dev libsecret-tools gnome-keyring dbus-daemon

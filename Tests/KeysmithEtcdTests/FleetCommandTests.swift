@@ -176,7 +176,8 @@ struct FleetCommandTests {
 
     @Test("fleet commands without a fleet, or with bad arguments, say what to do")
     func usageErrors() {
-        let home = FleetMachine().home
+        let machine = FleetMachine()
+        let home = machine.home
         var run = keysmith(["fleet", "list"], home: home)
         #expect(run.status == 1)
         #expect(run.stderr.contains("keysmith fleet init"))

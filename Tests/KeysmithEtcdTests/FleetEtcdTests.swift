@@ -70,7 +70,8 @@ struct FleetEtcdTests {
         #expect(found.data == Data("shared-secret".utf8))
 
         // A machine with another fleet key is refused, never served other bytes.
-        let stranger = try FleetMachine().source(cluster.endpoints, key: FleetKey.generate())
+        let strangerMachine = FleetMachine()
+        let stranger = try strangerMachine.source(cluster.endpoints, key: FleetKey.generate())
         #expect {
             try stranger.lookup("api_key")
         } throws: { error in
@@ -86,7 +87,8 @@ struct FleetEtcdTests {
         let key = FleetKey.generate()
         let watcher = FleetMachine()
         let fleet = try watcher.source(cluster.endpoints, key: key)
-        let publisher = try FleetMachine().source(cluster.endpoints, key: key)
+        let publisherMachine = FleetMachine()
+        let publisher = try publisherMachine.source(cluster.endpoints, key: key)
         try publisher.publish(Data("v1".utf8), for: "api_key", version: "1")
 
         let retriever = fleetRetriever([fleet])
@@ -153,7 +155,8 @@ struct FleetEtcdTests {
         let key = FleetKey.generate()
         let watcher = FleetMachine()
         let fleet = try watcher.source(cluster.endpoints, key: key, reconnect: .milliseconds(200))
-        let publisher = try FleetMachine().source(cluster.endpoints, key: key)
+        let publisherMachine = FleetMachine()
+        let publisher = try publisherMachine.source(cluster.endpoints, key: key)
         try publisher.publish(Data("v1".utf8), for: "db_key", version: "1")
         let retriever = fleetRetriever([fleet])
         let log = ChangeLog()
@@ -177,7 +180,8 @@ struct FleetEtcdTests {
         // port, the watch finds the history gone, reads the prefix again and reports it.
         await cluster.stopping(0)
         try await cluster.restarting(0, clientPort: try EtcdTestCluster.freePorts(1)[0])
-        let elsewhere = try FleetMachine().source(cluster.endpoints, key: key)
+        let elsewhereMachine = FleetMachine()
+        let elsewhere = try elsewhereMachine.source(cluster.endpoints, key: key)
         try elsewhere.publish(Data("v3".utf8), for: "db_key", version: "3")
         try elsewhere.retire("db_key", version: "1")
         let status = try cluster.post(cluster.members[0].clientPort, "/v3/kv/range", ["key": "eA=="])
@@ -202,7 +206,8 @@ struct FleetEtcdTests {
         let key = FleetKey.generate()
         let machine = FleetMachine()
         let reader = try machine.source(cluster.endpoints, key: key)
-        let watcher = try FleetMachine().source(cluster.endpoints, key: key)
+        let watcherMachine = FleetMachine()
+        let watcher = try watcherMachine.source(cluster.endpoints, key: key)
         let log = ChangeLog()
         watcher.startWatching(onChange: log.handler)
         defer { watcher.stopWatching() }

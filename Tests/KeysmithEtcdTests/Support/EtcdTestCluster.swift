@@ -64,12 +64,13 @@ final class EtcdTestCluster: @unchecked Sendable {
             for index in members.indices { members[index].runner = nil }
             return running
         }
+        // The runner script removes a member's data once etcd has stopped.
+        for member in members {
+            _ = FileManager.default.createFile(
+                atPath: member.directory.appendingPathComponent("remove-when-stopped").path, contents: nil)
+        }
         for runner in runners where runner.isRunning { runner.terminate() }
-        let directory = self.directory
-        Thread {
-            for runner in runners { runner.waitUntilExit() }
-            try? FileManager.default.removeItem(at: directory)
-        }.start()
+        if runners.isEmpty { try? FileManager.default.removeItem(at: directory) }
     }
 
     /// Stops one member gracefully (its data stays, for a restart).

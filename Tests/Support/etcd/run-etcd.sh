@@ -3,7 +3,8 @@
 #
 # usage: run-etcd.sh NAME DIR CLIENT_PORT PEER_PORT INITIAL_CLUSTER [new|existing]
 #
-# Data and logs go to DIR. Prints "ready PID" (etcd's process id) once the member answers
+# Data and logs go to DIR (removed when the member stops for good: a file DIR/remove-when-stopped
+# says so, or the owner has exited). Prints "ready PID" (etcd's process id) once the member answers
 # /health, or "failed" with the end of its log on standard error. etcd is stopped when this
 # script gets SIGTERM/SIGINT/SIGHUP, and also when the process that started the script
 # exits (a test run that crashed leaves no etcd behind).
@@ -27,6 +28,12 @@ stop() {
     done
     kill -KILL "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
+    # The cluster is done with this member (or its owner is gone): remove its data, and the
+    # cluster's directory once it is empty. A member stopped for a restart keeps its data.
+    if [ -e "$dir/remove-when-stopped" ] || ! kill -0 "$owner" 2>/dev/null; then
+        rm -rf "$dir"
+        rmdir "$(dirname "$dir")" 2>/dev/null
+    fi
     exit 0
 }
 trap stop TERM INT HUP
