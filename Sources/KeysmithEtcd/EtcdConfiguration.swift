@@ -42,8 +42,7 @@ public struct EtcdConfiguration: Sendable, Equatable, CustomStringConvertible {
     ///   - credentials: etcd username and password, if needed.
     ///   - tls: TLS settings.
     /// - Throws: ``EtcdError/invalidConfiguration(reason:)`` for no endpoint, a URL that is
-    ///   not http(s) with a host, an empty prefix, or TLS files on a platform that cannot use
-    ///   them.
+    ///   not http(s) with a host, an empty prefix, or TLS files (not supported yet).
     public init(
         endpoints: [URL], prefix: String, requestTimeout: Duration = .seconds(2),
         initialReconnectDelay: Duration = .milliseconds(100), maximumReconnectDelay: Duration = .seconds(5),
@@ -68,14 +67,12 @@ public struct EtcdConfiguration: Sendable, Equatable, CustomStringConvertible {
         guard requestTimeout > .zero else {
             throw EtcdError.invalidConfiguration(reason: "the request timeout must be positive")
         }
-        #if canImport(FoundationNetworking)
-            if tls.asksForFiles {
-                throw EtcdError.invalidConfiguration(
-                    reason: "a CA file or client certificate cannot be used on Linux (FoundationNetworking verifies "
-                        + "https against the system trust store only): install the CA with update-ca-certificates "
-                        + "and use etcd username/password authentication")
-            }
-        #endif
+        if tls.asksForFiles {
+            throw EtcdError.invalidConfiguration(
+                reason: "a CA file or client certificate is not supported yet (https is verified against the system "
+                    + "trust store; on Linux FoundationNetworking offers nothing else): install the CA in the system "
+                    + "store (update-ca-certificates) and use etcd username/password authentication")
+        }
         self.endpoints = endpoints
         self.prefix = trimmed.hasSuffix("/") ? trimmed : trimmed + "/"
         self.requestTimeout = requestTimeout

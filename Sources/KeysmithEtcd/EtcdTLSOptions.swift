@@ -5,11 +5,11 @@ import Foundation
 /// `https://` endpoints are verified against the system's trust store on every platform.
 /// A private certificate authority file and a client certificate are settings of the
 /// connection that FoundationNetworking on Linux does not expose per session (libcurl is
-/// configured for the process's system store only): there, giving ``caFile``,
-/// ``clientCertificate`` or ``clientKey`` is refused with a clear error at configuration
-/// time rather than silently ignored. Install the fleet's CA in the system store
-/// (`update-ca-certificates`), and use etcd's username/password authentication
-/// (``EtcdCredentials``) instead of client certificates.
+/// configured for the process's system store only), and they are not implemented on Apple
+/// platforms yet either: giving ``caFile``, ``clientCertificate`` or ``clientKey`` is
+/// refused with a clear error at configuration time, never silently ignored. Install the
+/// fleet's CA in the system store (`update-ca-certificates`), and use etcd's
+/// username/password authentication (``EtcdCredentials``) instead of client certificates.
 public struct EtcdTLSOptions: Sendable, Equatable, CustomStringConvertible {
     /// A PEM file with the certificate authority that signed the etcd servers' certificates.
     public var caFile: String?
