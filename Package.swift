@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "KeychainServices", targets: ["KeychainServices"]),
         .library(name: "KeychainAuthentication", targets: ["KeychainAuthentication"]),
         .library(name: "Keysmith", targets: ["Keysmith"]),
+        .library(name: "KeysmithEtcd", targets: ["KeysmithEtcd"]),
         .executable(name: "keysmith", targets: ["keysmith"]),
         .plugin(name: "KeysmithGeneratePlugin", targets: ["KeysmithGeneratePlugin"]),
     ],
@@ -41,9 +42,19 @@ let package = Package(
             name: "Keysmith",
             dependencies: ["KeychainServices"]
         ),
+        // Keys for a fleet on etcd (its JSON gateway over FoundationNetworking). On Linux the
+        // sealing (XChaCha20-Poly1305, Argon2id) is libsodium's, already linked by
+        // KeychainServices; on Apple platforms it is CryptoKit plus HChaCha20 in Swift.
+        .target(
+            name: "KeysmithEtcd",
+            dependencies: [
+                "Keysmith", "KeychainServices",
+                .target(name: "CSodium", condition: .when(platforms: linuxOnly)),
+            ]
+        ),
         .target(
             name: "KeysmithCLI",
-            dependencies: ["Keysmith", "KeychainServices"]
+            dependencies: ["Keysmith", "KeychainServices", "KeysmithEtcd"]
         ),
         .executableTarget(
             name: "keysmith",
@@ -71,7 +82,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "keysmith-bench",
-            dependencies: ["KeychainServices", "Keysmith", "CBaseline"],
+            dependencies: ["KeychainServices", "Keysmith", "KeysmithEtcd", "CBaseline"],
             path: "Benchmarks/keysmith-bench"
         ),
         .testTarget(
@@ -85,6 +96,13 @@ let package = Package(
         .testTarget(
             name: "KeysmithTests",
             dependencies: ["Keysmith", "KeychainServices"]
+        ),
+        .testTarget(
+            name: "KeysmithEtcdTests",
+            dependencies: [
+                "KeysmithEtcd", "Keysmith", "KeychainServices", "KeysmithCLI",
+                .target(name: "CSodium", condition: .when(platforms: linuxOnly)),
+            ]
         ),
         .testTarget(
             name: "KeysmithCLITests",

@@ -6,6 +6,7 @@
 //   keysmith-bench [--sizes 100,10000,100000] [--write-sizes 100,10000]
 //                  [--libsecret-sizes 100,10000] [--gnome-keyring-sizes 100,1000]
 //                  [--process-runs 30] [--no-libsecret] [--write-docs PATH]
+//   keysmith-bench --fleet-only   (only the fleet rows, against etcd on loopback)
 //
 // libsecret and gnome-keyring are measured by .build/secret-bench (a C program built by
 // `make bench`; path from $SECRET_BENCH or next to this binary); the CLI by the `keysmith`
@@ -38,6 +39,9 @@ while let argument = arguments.popFirst() {
     case "--gnome-keyring-sizes": gnomeKeyringSizes = sizeList(argument, arguments.popFirst())
     case "--process-runs": processRuns = max(1, Int(arguments.popFirst() ?? "") ?? 30)
     case "--no-libsecret": measureLibsecret = false
+    case "--fleet-only":
+        printFleetTable(fleetBenchmarkRows())
+        exit(0)
     case "--write-docs":
         docsPath = arguments.popFirst()
     default:
@@ -90,6 +94,9 @@ rows += WriteBenchmark.rows(
     }(), libsecret: comparison.libsecret)
 
 rows += comparison.processRows
+
+// 5. The fleet source on etcd (loopback): rotation propagation and lookups.
+rows += fleetBenchmarkRows()
 
 let header = "| benchmark | Keysmith | baseline (same run) | ratio | target | met |\n|---|---:|---:|---:|---|---|"
 let table = ([header] + rows.map { "| \($0.name) | \($0.value) | \($0.baseline) | \($0.ratio) | \($0.target) | \($0.verdict) |" })

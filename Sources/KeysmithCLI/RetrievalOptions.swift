@@ -1,6 +1,7 @@
 import Foundation
 import Keysmith
 import KeychainServices
+import KeysmithEtcd
 
 // What the retrieval commands (resolve, explain, audit) share: the options that choose the
 // sources, the KeyRetriever built from them, the JSON shapes of keys, and the single
@@ -38,6 +39,7 @@ public enum RetrievalOptions {
             long: "sensitive", value: .required("ID"), repeatable: true,
             help: "Mark a key sensitive (repeatable): it is then never served from a plaintext source (config "
                 + "file, environment), and the command fails with exit status 3 if its first copy is one."),
+        FleetCommands.fleetOption,
     ]
 
     /// `--min-version V` and `--version V`, for resolve and explain.
@@ -53,7 +55,8 @@ public enum RetrievalOptions {
     ]
 
     /// The usage-line part for the source options.
-    static let sourceSynopsis = "[--config FILE]... [--env-prefix PREFIX] [--service SERVICE] [--sensitive ID]..."
+    static let sourceSynopsis =
+        "[--config FILE]... [--env-prefix PREFIX] [--service SERVICE] [--sensitive ID]... [--fleet]"
 
     /// The help paragraph about the sources, shared by the commands' details.
     static let sourcesParagraph =
@@ -76,6 +79,8 @@ struct RetrievalSetup {
     let policy: KeyPolicy
     /// Where the keychain is, for messages: `in /path` or `no keychain at /path yet`.
     let keychainPlace: String
+    /// The fleet's keys in etcd, when `--fleet` was given.
+    let fleet: KeysmithEtcd.EtcdKeySource?
 
     /// Reads the source options and loads the config files.
     /// - Parameter invocation: The running command.
@@ -109,6 +114,7 @@ struct RetrievalSetup {
         let sensitive = arguments.values("sensitive")
         if sensitive.contains(where: \.isEmpty) { throw invocation.usageError("--sensitive needs a key identifier") }
         policy = KeyPolicy(sensitive: Set(sensitive), enforcement: .always)
+        fleet = try FleetCommands.source(invocation)
     }
 
     /// The `--service` value, or the default; empty is a usage error.
@@ -123,6 +129,7 @@ struct RetrievalSetup {
         var sources: [any KeySource] = [keychain]
         sources += configFiles
         if let environment { sources.append(environment) }
+        if let fleet { sources.append(fleet) }
         return sources
     }
 
@@ -141,6 +148,7 @@ struct RetrievalSetup {
         var parts = ["Keychain (service \"\(keychain.service)\", \(keychainPlace))"]
         parts += configFiles.map { "\($0.sourceDescription) \($0.path)" }
         if let environment { parts.append("Environment (prefix \(environment.prefix ?? "none"))") }
+        if let fleet { parts.append("Fleet (\(fleet.configuration))") }
         return parts.joined(separator: ", ")
     }
 
@@ -441,6 +449,7 @@ extension CommandLineError {
     static func keyNotFound(
         _ identifier: String, request: VersionRequest, setup: RetrievalSetup, invocation: CommandInvocation
     ) -> CommandLineError {
+        if let failure = FleetCommands.failure(identifier, source: setup.fleet) { return failure }
         let what: String
         switch request {
         case .newest: what = "no key \"\(identifier)\""
