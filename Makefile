@@ -8,7 +8,15 @@ BREW_PACKAGES := sqlite libsodium pkg-config
 BENCH_APT_PACKAGES := $(APT_PACKAGES) gcc libsecret-1-dev libsecret-tools gnome-keyring dbus-daemon
 SUDO := $(shell [ "$$(id -u)" = "0" ] && echo "" || echo "sudo")
 
-.PHONY: all deps build test demo bench stress clean
+.PHONY: all deps build test demo bench stress clean install test-python bench-credential-helpers
+
+# What `make install` puts in $(PREFIX)/bin: the keysmith tool and the credential helpers.
+PREFIX ?= /usr/local
+INSTALLED_EXECUTABLES := keysmith git-credential-keysmith docker-credential-keysmith
+# The Python keyring backend's tests run in this virtual environment (keyring from PyPI),
+# kept under .build so reruns are quick; it is rebuilt when bindings/python/pyproject.toml changes.
+PYTHON ?= python3
+PYTHON_VENV := .build/python-venv
 
 all: build
 
@@ -38,6 +46,28 @@ test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	@# A safety net: should any test forget its temporary keychain, it lands here, not in ~/.local.
 	home=$$(mktemp -d) && KEYSMITH_HOME=$$home $(SWIFT) test --skip-build $(SWIFT_FLAGS); status=$$?; rm -rf "$$home"; exit $$status
+	@$(MAKE) --no-print-directory test-python
+
+## test-python: the keyring backend's tests (bindings/python), against the built keysmith.
+test-python: $(PYTHON_VENV)/.ready
+	$(SWIFT) build $(SWIFT_FLAGS) --product keysmith
+	home=$$(mktemp -d) && KEYSMITH_HOME=$$home KEYSMITH_EXECUTABLE="$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/keysmith" \
+		$(PYTHON_VENV)/bin/python -m pytest -q bindings/python/tests; status=$$?; rm -rf "$$home"; exit $$status
+
+$(PYTHON_VENV)/.ready: bindings/python/pyproject.toml
+	rm -rf $(PYTHON_VENV)
+	$(PYTHON) -m venv $(PYTHON_VENV)
+	$(PYTHON_VENV)/bin/python -m pip install -q --disable-pip-version-check keyring keyrings.alt pytest "setuptools>=70.1" wheel
+	$(PYTHON_VENV)/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e bindings/python
+	touch $@
+
+## install: the keysmith tool and the git and Docker credential helpers, release builds, in
+## $(PREFIX)/bin (the Python keyring backend installs with pip: pip install ./bindings/python).
+install: deps
+	for product in $(INSTALLED_EXECUTABLES); do $(SWIFT) build -c release $(SWIFT_FLAGS) --product $$product || exit 1; done
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	bin="$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)" && \
+		for product in $(INSTALLED_EXECUTABLES); do install -m 0755 "$$bin/$$product" "$(DESTDIR)$(PREFIX)/bin/$$product" || exit 1; done
 
 ## demo: the main job, a walkthrough with the keysmith tool on a temporary keychain.
 demo: deps
