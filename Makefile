@@ -88,6 +88,15 @@ bench:
 		|| { rm -f .build/secret-bench; echo "secret-bench did not build: the libsecret rows will say so"; }
 	SECRET_BENCH="$(CURDIR)/.build/secret-bench" \
 		"$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)/keysmith-bench" --write-docs docs/BENCHMARKS.md
+	@$(MAKE) --no-print-directory bench-credential-helpers
+
+## bench-credential-helpers: whole-process `git credential fill` with git-credential-keysmith,
+## git's plaintext store helper and git-credential-libsecret on gnome-keyring (same run);
+## writes docs/CREDENTIAL_HELPERS_BENCHMARKS.md.
+bench-credential-helpers:
+	$(SWIFT) build -c release $(SWIFT_FLAGS) --product git-credential-keysmith
+	Benchmarks/credential-helpers/credential-fill-bench.sh \
+		"$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)" docs/CREDENTIAL_HELPERS_BENCHMARKS.md
 
 ## stress: the slow reliability runs (200 SIGKILLs, longer contention and fuzzing).
 stress: deps
