@@ -146,4 +146,20 @@ struct DockerCredentialHelperTests {
         let object = try JSONSerialization.jsonObject(with: try docker(["get"], "registry.example.com", home: home).standardOutput) as? [String: String]
         #expect(object?["Secret"] == secret)
     }
+
+    @Test func aStoreTheKeychainRefusesKeepsTheCredentialThatWasThere() throws {
+        let home = HelperHome()
+        let secret = testSecret()
+        #expect(try docker(["store"], storeJSON("registry.example.com", "bob", secret), home: home).status == 0)
+        // A user name longer than an attribute may be (1 MiB): the keychain refuses the write.
+        let huge = String(repeating: "u", count: (1 << 20) + 1)
+        let refused = try docker(["store"], storeJSON("registry.example.com", huge, "replacement"), home: home)
+        #expect(refused.status == 1)
+        #expect(refused.stdout.contains("could not store the credential"), "\(refused.stdout.prefix(300))")
+        let got = try docker(["get"], "registry.example.com", home: home)
+        #expect(got.status == 0, "the stored credential was lost: \(got.stdout)")
+        let object = (try? JSONSerialization.jsonObject(with: got.standardOutput)) as? [String: String]
+        #expect(object?["Username"] == "bob")
+        #expect(object?["Secret"] == secret)
+    }
 }
