@@ -56,7 +56,7 @@ test-python: $(PYTHON_VENV)/.ready
 
 $(PYTHON_VENV)/.ready: bindings/python/pyproject.toml
 	rm -rf $(PYTHON_VENV)
-	$(PYTHON) -m venv $(PYTHON_VENV)
+	$(PYTHON) -m venv $(PYTHON_VENV) || { $(SUDO) apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(PYTHON_VENV); }
 	$(PYTHON_VENV)/bin/python -m pip install -q --disable-pip-version-check keyring keyrings.alt pytest "setuptools>=70.1" wheel
 	$(PYTHON_VENV)/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e bindings/python
 	touch $@
