@@ -64,6 +64,8 @@ class KeysmithKeyring(KeyringBackend):
 
     def set_password(self, service: str, username: str, password: str) -> None:
         """Stores ``password`` for ``service`` and ``username``, replacing any earlier one."""
+        if not username:
+            raise PasswordSetError("keysmith stores a password under a username: pass a non-empty username")
         secret = password.encode("utf-8") + b"\n"  # keysmith removes exactly one trailing newline
         try:
             self._run(

@@ -165,3 +165,10 @@ def test_priority_needs_the_executable(home, monkeypatch):
     monkeypatch.setenv("KEYSMITH_EXECUTABLE", "/nonexistent/keysmith")
     with pytest.raises(RuntimeError):
         KeysmithKeyring.priority  # noqa: B018
+
+
+def test_an_empty_username_is_refused_with_the_reason(home):
+    with pytest.raises(PasswordSetError) as raised:
+        KeysmithKeyring().set_password("empty.example.com", "", secret())
+    assert "non-empty username" in str(raised.value)
+    assert KeysmithKeyring().get_password("empty.example.com", None) is None
