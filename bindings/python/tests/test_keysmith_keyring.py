@@ -167,6 +167,7 @@ def test_priority_needs_the_executable(home, monkeypatch):
         KeysmithKeyring.priority  # noqa: B018
 
 
+@pytest.mark.filterwarnings("ignore:Empty usernames are deprecated")
 def test_an_empty_username_is_refused_with_the_reason(home):
     with pytest.raises(PasswordSetError) as raised:
         KeysmithKeyring().set_password("empty.example.com", "", secret())
