@@ -1,11 +1,12 @@
 # Keysmith: `make demo` and `make test` work on a fresh machine (they install what is missing).
 SWIFT ?= swift
 SWIFT_FLAGS ?=
-APT_PACKAGES := libsqlite3-dev libsodium-dev pkg-config
+# gcc: the durability test builds a small C library that reports fsync calls (LD_PRELOAD).
+APT_PACKAGES := libsqlite3-dev libsodium-dev pkg-config gcc
 BREW_PACKAGES := sqlite libsodium pkg-config
 # bench only: libsecret (headers for .build/secret-bench, secret-tool) and gnome-keyring with
 # dbus-run-session, to compare with; `make test` does not need them.
-BENCH_APT_PACKAGES := $(APT_PACKAGES) gcc libsecret-1-dev libsecret-tools gnome-keyring dbus-daemon
+BENCH_APT_PACKAGES := $(APT_PACKAGES) libsecret-1-dev libsecret-tools gnome-keyring dbus-daemon
 SUDO := $(shell [ "$$(id -u)" = "0" ] && echo "" || echo "sudo")
 
 .PHONY: all deps build test demo bench stress clean install test-python bench-credential-helpers
@@ -45,7 +46,8 @@ build: deps
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	@# A safety net: should any test forget its temporary keychain, it lands here, not in ~/.local.
-	home=$$(mktemp -d) && KEYSMITH_HOME=$$home $(SWIFT) test --skip-build $(SWIFT_FLAGS); status=$$?; rm -rf "$$home"; exit $$status
+	@# Every test uses Swift Testing: --disable-xctest skips XCTest's empty "Executed 0 tests" run.
+	home=$$(mktemp -d) && KEYSMITH_HOME=$$home $(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS); status=$$?; rm -rf "$$home"; exit $$status
 	@$(MAKE) --no-print-directory test-python
 
 ## test-python: the keyring backend's tests (bindings/python), against the built keysmith.
@@ -101,7 +103,7 @@ bench-credential-helpers:
 ## stress: the slow reliability runs (200 SIGKILLs, longer contention and fuzzing).
 stress: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
-	KEYSMITH_STRESS=1 $(SWIFT) test --skip-build $(SWIFT_FLAGS) --filter "CrashSafety|Contention|Fuzz|FullDisk"
+	KEYSMITH_STRESS=1 $(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS) --filter "CrashSafety|Contention|Fuzz|FullDisk|Durability"
 
 clean:
 	rm -rf .build

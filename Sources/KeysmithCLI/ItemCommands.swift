@@ -42,7 +42,8 @@ enum PasswordKind: Sendable {
                 OptionSpec(name: "label", short: "l", value: .required("LABEL"), help: "The label (kSecAttrLabel); add uses the service when none is given."),
                 OptionSpec(name: "comment", short: "j", value: .required("COMMENT"), help: "The comment (kSecAttrComment)."),
                 OptionSpec(name: "kind", short: "D", value: .required("KIND"), help: "The kind, a description of the item (kSecAttrDescription)."),
-            ]
+                OptionSpec(name: "generic", short: "G", value: .required("VALUE"), help: "The generic attribute (kSecAttrGeneric), stored as the UTF-8 bytes of VALUE."),
+            ] + PasswordKind.codeOptions
         case .internet:
             return [
                 OptionSpec(name: "server", short: "s", value: .required("SERVER"), help: "The server name (kSecAttrServer)."),
@@ -59,16 +60,22 @@ enum PasswordKind: Sendable {
                 OptionSpec(name: "label", short: "l", value: .required("LABEL"), help: "The label (kSecAttrLabel); add uses the server when none is given."),
                 OptionSpec(name: "comment", short: "j", value: .required("COMMENT"), help: "The comment (kSecAttrComment)."),
                 OptionSpec(name: "kind", short: "D", value: .required("KIND"), help: "The kind, a description of the item (kSecAttrDescription)."),
-            ]
+            ] + PasswordKind.codeOptions
         }
     }
+
+    /// `-c CREATOR` and `-C TYPE`, four-character codes as macOS `security` takes them.
+    static let codeOptions: [OptionSpec] = [
+        OptionSpec(name: "creator", short: "c", value: .required("CREATOR"), help: "The creator, a four-character code such as \"aapl\" (kSecAttrCreator)."),
+        OptionSpec(name: "type", short: "C", value: .required("TYPE"), help: "The item type, a four-character code such as \"note\" (kSecAttrType)."),
+    ]
 
     /// The selector part of the usage line.
     var selectorSynopsis: String {
         switch self {
-        case .generic: return "[-s SERVICE] [-a ACCOUNT] [-l LABEL] [-j COMMENT] [-D KIND]"
+        case .generic: return "[-s SERVICE] [-a ACCOUNT] [-l LABEL] [-j COMMENT] [-D KIND] [-G VALUE] [-c CREATOR] [-C TYPE]"
         case .internet:
-            return "[-s SERVER] [-a ACCOUNT] [-r PROTOCOL] [-P PORT] [-p PATH] [-d DOMAIN] [-t TYPE] [-l LABEL] [-j COMMENT] [-D KIND]"
+            return "[-s SERVER] [-a ACCOUNT] [-r PROTOCOL] [-P PORT] [-p PATH] [-d DOMAIN] [-t TYPE] [-l LABEL] [-j COMMENT] [-D KIND] [-c CREATOR] [-C TYPE]"
         }
     }
 
@@ -148,6 +155,18 @@ struct Selection {
         text("label", "labl", "label")
         text("comment", "icmt", "comment")
         text("kind", "desc", "kind")
+        if kind == .generic, let value = arguments.value("generic") {
+            attributes["gena"] = Data(value.utf8)
+            phrases.append("generic \"\(value)\"")
+        }
+        for (name, tag, word) in [("creator", "crtr", "creator"), ("type", "type", "type")] {
+            guard let value = arguments.value(name) else { continue }
+            guard let code = FourCharacterCode.number(value) else {
+                throw invocation.usageError("the \(word) must be a four-character code such as \"aapl\", not '\(value)'")
+            }
+            attributes[tag] = code
+            phrases.append("\(word) \"\(value)\"")
+        }
     }
 }
 
@@ -159,7 +178,9 @@ extension CommandInvocation {
         KeychainCallContext(
             commandName: command.name, subjectNames: kind?.subjectNames ?? "attributes",
             deleteCommand: kind.map { "delete-\($0.suffix)" } ?? "the delete command",
-            accessGroupsDescription: settings.accessGroupsDescription, keychainDescription: settings.keychainDescription)
+            accessGroupsDescription: settings.accessGroupsDescription, keychainDescription: settings.keychainDescription,
+            keychainOrigin: settings.keychainOrigin, keychainExists: settings.keychainExists,
+            hasConfigurationIssue: settings.hasConfigurationIssue)
     }
 
     /// The error for a failed call.
@@ -199,6 +220,11 @@ private func addCommand(_ kind: PasswordKind) -> Command {
             name: "accessible", long: "accessible", value: .required("CLASS"),
             help: "When the item can be read (kSecAttrAccessible): \(Accessibility.namesList). Default: whenUnlocked."),
         OptionSpec(name: "sync", long: "sync", help: "Mark the item synchronizable (kSecAttrSynchronizable)."),
+        OptionSpec(
+            name: "trusted-application", short: "T", value: .required("APP"), repeatable: true,
+            help: "Accepted for macOS habits and ignored, with a note: application access lists do not apply here; "
+                + "every program entitled to the item's access group reads it (choose the group with --access-group)."),
+        OptionSpec(name: "any-application", short: "A", help: "Accepted for macOS habits and ignored, with a note (see -T)."),
     ]
     let example: String
     switch kind {
@@ -215,9 +241,9 @@ private func addCommand(_ kind: PasswordKind) -> Command {
     }
     return Command(
         name: "add-\(kind.suffix)", group: .items,
-        synopsis: "\(nameFlag) -a ACCOUNT [-w [PASSWORD] | --stdin] \(kind == .internet ? "[-r PROTOCOL] [-P PORT] [-p PATH] [-d DOMAIN] [-t TYPE] " : "")[-l LABEL] [-j COMMENT] [-D KIND] [-U] [--accessible CLASS] [--sync]",
+        synopsis: "\(nameFlag) -a ACCOUNT [-w [PASSWORD] | --stdin] \(kind == .internet ? "[-r PROTOCOL] [-P PORT] [-p PATH] [-d DOMAIN] [-t TYPE] " : "")[-l LABEL] [-j COMMENT] [-D KIND] \(kind == .generic ? "[-G VALUE] " : "")[-c CREATOR] [-C TYPE] [-U] [--accessible CLASS] [--sync] [-T APP] [-A]",
         summary: "Add a\(kind == .internet ? "n" : "") \(kind.noun) (update it in place with -U)",
-        details: "Stores a new \(kind.noun) in the access group that comes first (see --access-group). The secret comes from --stdin, from a prompt without echo (-w as the last argument, asked twice), or from '-w VALUE' (discouraged). Nothing secret is printed.\n\nPrints one line saying what was stored; with --json: {\"result\": \"added\" or \"updated\", \"item\": {attributes as in find-\(kind.suffix)}}.\n\nExamples:\n\n\(example)",
+        details: "Stores a new \(kind.noun) in the access group that comes first (see --access-group; by default the group every program without configured access groups shares). The secret comes from --stdin, from a prompt without echo (-w as the last argument, asked twice), or from '-w VALUE' (discouraged). Nothing secret is printed. Exit status 45 when the item already exists and -U is not given, as macOS security.\n\nPrints one line saying what was stored; with --json: {\"result\": \"added\" or \"updated\", \"item\": {attributes as in find-\(kind.suffix)}}.\n\nExamples:\n\n\(example)",
         options: options
     ) { invocation throws(CommandLineError) in
         try runAdd(kind, invocation)
@@ -226,6 +252,11 @@ private func addCommand(_ kind: PasswordKind) -> Command {
 
 private func runAdd(_ kind: PasswordKind, _ invocation: CommandInvocation) throws(CommandLineError) {
     let arguments = invocation.arguments
+    if arguments.contains("trusted-application") || arguments.contains("any-application") {
+        invocation.output.warning(
+            "application access lists (-T, -A) do not apply here and were ignored: every program entitled to the "
+                + "item's access group can read it; choose the group with --access-group.")
+    }
     _ = try invocation.requiredValue(kind.nameOption.name, spelling: kind == .generic ? "-s SERVICE" : "-s SERVER")
     _ = try invocation.requiredValue("account", spelling: "-a ACCOUNT")
     let selection = try Selection(kind, invocation)
@@ -295,7 +326,7 @@ private func runAdd(_ kind: PasswordKind, _ invocation: CommandInvocation) throw
             throw invocation.keychainError(added, kind)
         }
         var changes: [String: Any] = [kSecValueData as String: secret]
-        for tag in ["labl", "icmt", "desc"] {
+        for tag in ["labl", "icmt", "desc", "gena"] {
             if let value = selection.attributes[tag] { changes[tag] = value }
         }
         if let accessibility { changes[kSecAttrAccessible as String] = accessibility.code }
@@ -333,6 +364,7 @@ private func findCommand(_ kind: PasswordKind) -> Command {
     let options = kind.selectorOptions + [
         OptionSpec(name: "password", short: "w", help: "Print only the secret, followed by a newline, and nothing else (also with --json or --quiet)."),
         OptionSpec(name: "show-password", short: "g", help: "Also print the secret, on standard error, as macOS security does: password: \"...\"."),
+        OptionSpec(name: "table", long: "table", help: "Print the attributes as an aligned table with readable names instead of in macOS security's format."),
     ]
     let fields = kind == .generic
         ? "class, service, account, label, kind, comment, accessGroup, accessible, synchronizable, created, modified"
@@ -342,9 +374,9 @@ private func findCommand(_ kind: PasswordKind) -> Command {
         : "  keysmith find-internet-password -s git.example.com -r https -a ci\n  keysmith find-internet-password -s git.example.com -a ci -w"
     return Command(
         name: "find-\(kind.suffix)", group: .items,
-        synopsis: "\(kind.selectorSynopsis) [-w] [-g]",
+        synopsis: "\(kind.selectorSynopsis) [-w] [-g] [--table]",
         summary: "Find a\(kind == .internet ? "n" : "") \(kind.noun): its attributes, or the secret alone with -w",
-        details: "Finds the first \(kind.noun) that matches every flag given (in every synchronizable state, in the access groups in force). Without -w it prints the item's attributes and never the secret. Exit status 44 when nothing matches.\n\nWith --json: one object with the fields \(fields) (attributes the item does not have are left out; dates are ISO 8601 UTC).\n\nExamples:\n\n\(example)",
+        details: "Finds the first \(kind.noun) that matches every flag given (in every synchronizable state, in the access groups in force: by default every group). Without -w it prints the item's attributes, and never the secret, in macOS security's format, so scripts that parse it keep working:\n\n  keychain: \"/home/me/.local/share/keysmith\"\n  version: 512\n  class: \"\(kind == .generic ? "genp" : "inet")\"\n  attributes:\n      0x00000007 <blob>=\"LABEL\"\n      \"acct\"<blob>=\"ACCOUNT\"\n      \"agrp\"<blob>=\"ACCESS GROUP\"\n      ...\n\nValues with control characters are shown as 0xHEX followed by the text with octal escapes, as macOS does; --table prints readable names instead. Exit status 44 when nothing matches.\n\nWith --json: one object with the fields \(fields) (attributes the item does not have are left out; dates are ISO 8601 UTC).\n\nExamples:\n\n\(example)",
         options: options
     ) { invocation throws(CommandLineError) in
         try runFind(kind, invocation)
@@ -375,8 +407,10 @@ private func runFind(_ kind: PasswordKind, _ invocation: CommandInvocation) thro
     let dates = DateText()
     if output.json {
         output.printJSON(item.jsonObject(dates: dates))
-    } else {
+    } else if invocation.arguments.contains("table") {
         for line in item.table(includeClass: true, dates: dates).lines() { output.info(line) }
+    } else {
+        for line in item.securityToolLines(keychain: invocation.settings.keychainDescription) { output.info(line) }
     }
     if showSecret {
         output.error("password: " + SecretText.human(secret ?? Data()))
@@ -405,27 +439,71 @@ private func deleteCommand(_ kind: PasswordKind) -> Command {
         var counting = query
         counting[kSecMatchLimit as String] = kSecMatchLimitAll as String
         counting[kSecReturnPersistentRef as String] = kCFBooleanTrue
-        let (matches, _) = copyMatching(counting)
-        let count = (matches as? NSArray)?.count ?? (matches == nil ? 0 : 1)
+        counting[kSecReturnAttributes as String] = kCFBooleanTrue
+        let (matches, counted) = copyMatching(counting)
+        let notFound = "no \(kind.noun) with \(selection.description)"
+        let deleteAll = invocation.arguments.contains("all")
+        guard counted.succeeded else {
+            // A damaged item makes the count fail: the items it covers cannot be listed, so
+            // nothing is deleted unless --all asked for every match, the damaged ones included.
+            guard counted.status == errSecDecode, deleteAll else {
+                var error = invocation.keychainError(counted, kind, notFound: notFound)
+                if counted.status == errSecDecode {
+                    error = CommandLineError(
+                        error.exitCode, "cannot count the \(kind.noun)s that match \(selection.description), so nothing was "
+                            + "deleted: \(error.message)",
+                        recovery: "a matching item is damaged; pass --all to delete every match, the damaged one included.",
+                        status: counted.status)
+                }
+                throw error
+            }
+            let deleted = KeychainCallOutcome.capture { SecItemDelete(query as CFDictionary) }
+            guard deleted.succeeded else { throw invocation.keychainError(deleted, kind, notFound: notFound) }
+            report(deleted: nil, kind, selection, invocation.output)
+            return
+        }
+        let items = ((matches as? [NSDictionary]) ?? (matches as? NSDictionary).map { [$0] } ?? [])
         // A flag left out matches every value of its attribute (every account of a service,
         // every port and path of a server): delete more than one item only when asked.
-        if count > 1 && !invocation.arguments.contains("all") {
+        if items.count > 1 && !deleteAll {
             throw CommandLineError.failure(
-                "\(count) \(kind.noun)s match \(selection.description); nothing was deleted.",
+                "\(items.count) \(kind.noun)s match \(selection.description); nothing was deleted.",
                 recovery: "add flags to select one item (\(kind.selectorSynopsis); keysmith dump-keychain lists "
-                    + "them), or pass --all to delete all \(count).")
+                    + "them), or pass --all to delete all \(items.count).")
         }
-        let deleted = KeychainCallOutcome.capture { SecItemDelete(query as CFDictionary) }
-        guard deleted.succeeded else {
-            throw invocation.keychainError(deleted, kind, notFound: "no \(kind.noun) with \(selection.description)")
+        // Delete exactly the items counted, by persistent reference: an item added after the
+        // count (by another process) is never deleted with them.
+        var deleted = 0
+        for item in items {
+            guard let reference = item[kSecValuePersistentRef as String] else { continue }
+            let one: [String: Any] = [kSecClass as String: kind.classCode, kSecValuePersistentRef as String: reference]
+            let outcome = invocation.settings.inAccessGroup(item[kSecAttrAccessGroup as String] as? String) {
+                KeychainCallOutcome.capture { SecItemDelete(one as CFDictionary) }
+            }
+            if outcome.status == errSecItemNotFound { continue }  // deleted meanwhile by someone else
+            guard outcome.succeeded else {
+                if deleted > 0 { invocation.output.warning("\(deleted) of \(items.count) matching items were deleted before this failure.") }
+                throw invocation.keychainError(outcome, kind, notFound: notFound)
+            }
+            deleted += 1
         }
-        let output = invocation.output
-        if output.json {
-            output.printJSON(["deleted": max(count, 1)])
-        } else {
-            let noun = count > 1 ? "\(count) \(kind.noun)s" : kind.noun
-            output.info("Deleted \(noun) with \(selection.description).")
+        guard deleted > 0 else {
+            throw invocation.keychainError(
+                KeychainCallOutcome(status: errSecItemNotFound, cause: nil, engineRecovery: nil), kind, notFound: notFound)
         }
+        report(deleted: deleted, kind, selection, invocation.output)
+    }
+}
+
+/// Prints what a delete did (`nil`: every match, number unknown).
+private func report(deleted count: Int?, _ kind: PasswordKind, _ selection: Selection, _ output: Output) {
+    if output.json {
+        output.printJSON(["deleted": count.map { $0 as Any } ?? NSNull()])
+    } else if let count {
+        let noun = count > 1 ? "\(count) \(kind.noun)s" : kind.noun
+        output.info("Deleted \(noun) with \(selection.description).")
+    } else {
+        output.info("Deleted every \(kind.noun) with \(selection.description).")
     }
 }
 
@@ -434,7 +512,7 @@ private func deleteCommand(_ kind: PasswordKind) -> Command {
 private let dumpCommand = Command(
     name: "dump-keychain", group: .items, synopsis: "[-d]",
     summary: "List every item's attributes (and secrets, with -d)",
-    details: "Lists every item the access groups in force can read: generic and internet passwords, certificates and keys, sorted by class and name. Secrets are read and printed only with -d. A terminal shows progress for large keychains.\n\nWith --json: {\"keychain\": PATH, \"accessGroups\": [...], \"count\": N, \"items\": [objects as in find-generic-password / find-internet-password]}; with -d each item also has \"passwordBase64\" and, when the secret is UTF-8, \"password\".\n\nExamples:\n\n  keysmith dump-keychain\n  keysmith --json dump-keychain | jq '.items[].service'",
+    details: "Lists every item the access groups in force can read (by default every item, with its access group): generic and internet passwords, certificates and keys, sorted by class and name. Secrets are read and printed only with -d. A terminal shows progress for large keychains.\n\nWith --json: {\"keychain\": PATH, \"accessGroups\": [the groups in force; \"*\" means every group], \"count\": N, \"items\": [objects as in find-generic-password / find-internet-password]}; with -d each item also has \"passwordBase64\" and, when the secret is UTF-8, \"password\".\n\nExamples:\n\n  keysmith dump-keychain\n  keysmith --json dump-keychain | jq '.items[].service'",
     options: [OptionSpec(name: "data", short: "d", help: "Also print each item's secret (decrypted).")]
 ) { invocation throws(CommandLineError) in
     let includeSecrets = invocation.arguments.contains("data")
@@ -471,7 +549,6 @@ private let dumpCommand = Command(
     let formatting = output.progress("Formatting items", total: items.count)
     defer { formatting.finish() }
     if output.json {
-        guard !output.quiet else { return }
         var objects: [[String: Any]] = []
         for (index, (item, secret)) in items.enumerated() {
             var object = item.jsonObject(dates: dates)
@@ -481,18 +558,20 @@ private let dumpCommand = Command(
         }
         var document: [String: Any] = ["count": objects.count, "items": objects, "accessGroups": settings.accessGroups]
         document["keychain"] = settings.keychainDirectory?.path ?? NSNull()
-        output.printJSON(document)
+        output.printJSON(document, revealed: includeSecrets)
         return
     }
-    output.info("keychain: \(settings.keychainDescription)")
-    output.info("access groups: \(settings.accessGroupsDescription)")
-    output.info(items.count == 1 ? "1 item" : "\(items.count) items")
+    // With -d the listing is what a reveal flag asked for: printed also with --quiet.
+    let print: (String) -> Void = includeSecrets ? output.revealed : output.info
+    print("keychain: \(settings.keychainDescription)\(settings.keychainExists ? "" : " (does not exist yet)")")
+    print("access groups: \(settings.accessGroupsDescription)")
+    print(items.count == 1 ? "1 item" : "\(items.count) items")
     for (index, (item, secret)) in items.enumerated() {
-        output.info("")
-        output.info(item.className)
+        print("")
+        print(item.className)
         var table = item.table(includeClass: false, dates: dates)
         if includeSecrets { table.add("password", secret.map(SecretText.human) ?? "(none)") }
-        for line in table.lines(indent: 2) { output.info(line) }
+        for line in table.lines(indent: 2) { print(line) }
         formatting.update(index + 1)
     }
 }

@@ -35,27 +35,44 @@ public enum KeysmithCommandLine {
                 Array(arguments.dropFirst()), environment: environment, output: output, secretInput: secretInput,
                 commandName: &commandName)
             output.flush()
+            if let failure = writeFailure(output) { throw failure }
             return ExitCode.success.rawValue
         } catch {
             report(error, commandName: commandName, output: output)
+            // A failed write of the output outranks the command's own outcome only when the
+            // command succeeded (a script must not take a failed write for output).
             return error.exitCode.rawValue
         }
+    }
+
+    /// The error for output that could not be written (a full disk, a closed pipe), if any:
+    /// exit status 1, so `keysmith … -w > key.file` never passes an empty file on as a key.
+    private static func writeFailure(_ output: Output) -> CommandLineError? {
+        guard let reason = output.standardOutputFailure else { return nil }
+        return .failure(
+            "cannot write the output to standard output: \(reason); what was printed is incomplete.",
+            recovery: "check where standard output goes (free space on the disk, a reader at the other end of the "
+                + "pipe) and run the command again.")
     }
 
     private static func dispatch(
         _ words: [String], environment: [String: String], output: Output, secretInput: SecretInput,
         commandName: inout String?
     ) throws(CommandLineError) {
-        let globalParser = ArgumentParser(options: GlobalOptions.specs)
+        let globalParser = ArgumentParser(options: GlobalOptions.specs + [GlobalOptions.version])
         let leading: ParsedArguments
         do {
             leading = try globalParser.parse(words, stopAtFirstPositional: true)
         } catch {
             throw .usage(error.description, usageLine: HelpCommand.toolUsageLine)
         }
+        if leading.contains("tool-version") {
+            output.data("keysmith \(GlobalOptions.toolVersion)")
+            return
+        }
         guard let name = leading.positionals.first else {
             if leading.contains("help") {
-                output.data(HelpCommand.overview())
+                output.block(HelpCommand.overview())
                 return
             }
             throw .usage("no command given; 'keysmith help' lists the commands", usageLine: HelpCommand.toolUsageLine)
@@ -73,19 +90,24 @@ public enum KeysmithCommandLine {
         }
         let arguments = ParsedArguments(occurrences: leading.occurrences).appending(trailing)
         if arguments.contains("help") {
-            output.data(HelpCommand.commandHelp(command))
+            output.block(HelpCommand.commandHelp(command))
             return
         }
         if arguments.positionals.count > command.positionalNames.count {
             let extra = arguments.positionals[command.positionalNames.count]
             // A command that takes a secret may have been handed it here by mistake
             // (`-w -- SECRET`, a forgotten -w): never echo such an argument.
+            // macOS security takes a keychain file as the last argument; keysmith takes --keychain.
+            let keychainHint = command.group == .items
+                ? "; if it names a keychain, give the keychain directory with --keychain DIRECTORY (before or after "
+                    + "the command): keysmith does not take a keychain as the last argument as macOS security does"
+                : ""
             if command.options.contains(where: { $0.name == "stdin" }) {
                 throw .usage(
                     "unexpected argument (\(extra.count) characters, not shown in case it is a secret); "
-                        + "give a secret with --stdin or at the -w prompt", usageLine: command.usageLine)
+                        + "give a secret with --stdin or at the -w prompt\(keychainHint)", usageLine: command.usageLine)
             }
-            throw .usage("unexpected argument '\(extra)'", usageLine: command.usageLine)
+            throw .usage("unexpected argument '\(extra)'\(keychainHint)", usageLine: command.usageLine)
         }
         let settings = try GlobalSettings(arguments: arguments, environment: environment, usageLine: command.usageLine)
         output.json = settings.json

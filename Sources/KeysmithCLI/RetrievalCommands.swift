@@ -24,7 +24,7 @@ private let resolveCommand = Command(
     details: "Looks ID up as an app's KeyRetriever would and prints which copy answers: the identifier asked "
         + "for, the name that matched, the version, the source and where exactly the copy lives. The key itself "
         + "is printed only with --reveal. Exit status 44 when no source holds the key (in the version asked "
-        + "for), 45 when a --sensitive key's first copy is in a plaintext source.\n\n"
+        + "for), 3 when a --sensitive key's first copy is in a plaintext source.\n\n"
         + RetrievalOptions.sourcesParagraph + "\n\n"
         + "With --json: {\"identifier\", \"matchedName\", \"version\", \"source\" (keychain, configFile, "
         + "environment), \"sourceDescription\", \"location\"}, plus \"secret\" (when the key is UTF-8) and "
@@ -82,8 +82,8 @@ private let explainCommand = Command(
     details: "Runs the lookup of ID and prints its trace: the priority, the sources and candidate names, one line "
         + "per source and candidate tried with its outcome (hit with the versions found, miss, no matching "
         + "version, skipped, FAILED, REFUSED) and its duration, then the winner and its version, and hints for "
-        + "the usual mistakes (seed 000's troubleshooting table). Never key bytes. The exit status is the one "
-        + "resolve would give: 0 found, 44 not found, 45 refused by --sensitive, 1 a source failed.\n\n"
+        + "the usual mistakes (a misspelled name, a version too low, a source not consulted). Never key bytes. The exit status is the one "
+        + "resolve would give: 0 found, 44 not found, 3 refused by --sensitive, 1 a source failed.\n\n"
         + RetrievalOptions.sourcesParagraph + "\n\n"
         + "With --json: {\"identifier\", \"request\": {\"kind\", \"version\"?, \"description\"}, \"environment\", "
         + "\"sensitive\", \"priority\", \"sources\", \"candidates\", \"steps\": [{\"source\", "
@@ -352,7 +352,8 @@ private let rotateCommand = Command(
     } else {
         key = try invocation.secretInput.read(
             .standardInput, promptText: "key data for \(identifier) version \(version): ",
-            confirmText: "retype key data: ", output: invocation.output)
+            confirmText: "retype key data: ", output: invocation.output,
+            otherWay: "or let keysmith draw a random key with --generate BYTES instead of --stdin")
     }
     defer { key.resetBytes(in: 0..<key.count) }
     let versions: [String]

@@ -37,7 +37,7 @@ public enum RetrievalOptions {
         OptionSpec(
             long: "sensitive", value: .required("ID"), repeatable: true,
             help: "Mark a key sensitive (repeatable): it is then never served from a plaintext source (config "
-                + "file, environment), and the command fails with exit status 45 if its first copy is one."),
+                + "file, environment), and the command fails with exit status 3 if its first copy is one."),
     ]
 
     /// `--min-version V` and `--version V`, for resolve and explain.
@@ -74,6 +74,8 @@ struct RetrievalSetup {
     let environment: EnvironmentKeySource?
     /// The policy built from `--sensitive`.
     let policy: KeyPolicy
+    /// Where the keychain is, for messages: `in /path` or `no keychain at /path yet`.
+    let keychainPlace: String
 
     /// Reads the source options and loads the config files.
     /// - Parameter invocation: The running command.
@@ -81,6 +83,9 @@ struct RetrievalSetup {
     ///   cannot be read or is malformed.
     init(_ invocation: CommandInvocation) throws(CommandLineError) {
         let arguments = invocation.arguments
+        let settings = invocation.settings
+        keychainPlace = settings.keychainExists
+            ? "in \(settings.keychainDescription)" : "no keychain at \(settings.keychainDescription) yet"
         keychain = KeychainKeySource(
             service: try RetrievalSetup.service(invocation), accessGroup: invocation.settings.queryAccessGroup)
         var files: [ConfigFileKeySource] = []
@@ -133,7 +138,7 @@ struct RetrievalSetup {
 
     /// For messages: `Keychain (service "keysmith.keys"), ConfigFile(plist) Keys.plist`.
     var description: String {
-        var parts = ["Keychain (service \"\(keychain.service)\")"]
+        var parts = ["Keychain (service \"\(keychain.service)\", \(keychainPlace))"]
         parts += configFiles.map { "\($0.sourceDescription) \($0.path)" }
         if let environment { parts.append("Environment (prefix \(environment.prefix ?? "none"))") }
         return parts.joined(separator: ", ")
@@ -323,7 +328,7 @@ extension CommandLineError {
     /// | error | exit status |
     /// |---|---|
     /// | `invalidIdentifier`, `invalidVersion`, `emptyPriority` | 2 (usage, with the usage line) |
-    /// | `sensitiveKeyInPlaintextSource` | 45 (policy refused) |
+    /// | `sensitiveKeyInPlaintextSource` | 3 (policy refused) |
     /// | `keychain` with `errSecItemNotFound` | 44 |
     /// | `keychain` (other statuses), `sourceFailed`, `unreadableFile`, `malformedFile`, `auditFailed`, anything else | 1 |
     ///
@@ -367,9 +372,11 @@ extension CommandLineError {
                 commandName: invocation.command.name, subjectNames: "service and key identifier",
                 deleteCommand: "delete-generic-password",
                 accessGroupsDescription: invocation.settings.accessGroupsDescription,
-                keychainDescription: invocation.settings.keychainDescription)
+                keychainDescription: invocation.settings.keychainDescription,
+                keychainOrigin: invocation.settings.keychainOrigin, keychainExists: invocation.settings.keychainExists,
+                hasConfigurationIssue: invocation.settings.hasConfigurationIssue)
             return CommandLineError(
-                status == errSecItemNotFound ? .itemNotFound : .failure,
+                status == errSecItemNotFound ? .itemNotFound : status == errSecDuplicateItem ? .duplicateItem : .failure,
                 "keychain \(operation) failed for \(item) (\(KeychainStatusExplanation.label(for: status))).",
                 recovery: KeychainStatusExplanation.hint(for: status, context: context)
                     ?? "see keysmith help \(invocation.command.name), and check the keychain with keysmith dump-keychain.",

@@ -45,10 +45,14 @@ struct KeychainEnvironmentTests {
         }
     }
 
-    @Test func zeroSetupDerivesAGroupFromTheExecutable() {
+    @Test func zeroSetupSharesOneGroupAndKeepsTheExecutablesOldGroup() {
+        // Every program that configures nothing stores in the shared group (so the keysmith
+        // tool and apps see each other's items), and still reads the group earlier versions
+        // derived from its executable name.
         let environment = KeychainEnvironment.fromProcessEnvironment(["HOME": "/h"])
-        #expect(environment.accessGroups.count == 1)
-        #expect(environment.accessGroups.first?.hasPrefix("local.") == true)
+        #expect(environment.accessGroups.count == 2)
+        #expect(environment.accessGroups.first == KeychainEnvironment.sharedAccessGroup)
+        #expect(environment.accessGroups.last?.hasPrefix("local.") == true)
     }
 
     @Test func scopedEnvironmentWinsInsideItsTaskOnly() async {

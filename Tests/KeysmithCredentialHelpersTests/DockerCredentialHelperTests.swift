@@ -126,11 +126,9 @@ struct DockerCredentialHelperTests {
         let home = HelperHome()
         let secret = testSecret()
         #expect(try docker(["store"], storeJSON("registry.example.com", "bob", secret), home: home).status == 0)
-        withKnownIssue("the helpers and the keysmith tool do not share a default access group yet", isIntermittent: true) {
-            let found = try keysmith(["find-internet-password", "-s", "registry.example.com", "-a", "bob", "-w"], home: home)
-            #expect(found.status == 0, "\(found)")
-            #expect(found.stdout == secret + "\n")
-        }
+        let found = try keysmith(["find-internet-password", "-s", "registry.example.com", "-a", "bob", "-w"], home: home)
+        #expect(found.status == 0, "\(found)")
+        #expect(found.stdout == secret + "\n")
     }
 
     @Test func aKeychainThatCannotBeUsedFailsWithAMessageAndKeepsWhatWasStored() throws {

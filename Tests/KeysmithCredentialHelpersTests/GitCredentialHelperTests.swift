@@ -119,12 +119,9 @@ struct GitCredentialHelperTests {
         let home = HelperHome()
         let password = testSecret()
         #expect(try git("approve", "protocol=https\nhost=d.example.com\nusername=ci\npassword=\(password)", home: home).status == 0)
-        // Needs the keychain's default access group rules to put the helpers' items where
-        // the keysmith tool looks by default.
-        withKnownIssue("the helpers and the keysmith tool do not share a default access group yet", isIntermittent: true) {
-            let found = try keysmith(["find-internet-password", "-s", "d.example.com", "-a", "ci", "-w"], home: home)
-            #expect(found.status == 0, "\(found)")
-            #expect(found.stdout == password + "\n")
-        }
+        // No configuration: the helper and the keysmith tool share the default access group.
+        let found = try keysmith(["find-internet-password", "-s", "d.example.com", "-a", "ci", "-w"], home: home)
+        #expect(found.status == 0, "\(found)")
+        #expect(found.stdout == password + "\n")
     }
 }

@@ -54,7 +54,12 @@ struct ReadmeExamplesTests {
             #expect(key?.version == "2024.07.01")
             let old = try retriever.retrieve("api_key", version: "2024.06.01")
             #expect(old?.data == Data("old".utf8))
-            #expect(!retriever.explain("api_key").description.isEmpty)
+            // explain names the winning copy and the versions it chose from.
+            let trace = retriever.explain("api_key")
+            #expect(trace.identifier == "api_key")
+            #expect(trace.winner?.sourceDescription == "Keychain")
+            #expect(trace.winner?.version == "2024.07.01")
+            #expect(trace.description.contains("hit 2024.07.01 (versions: 2024.06.01, 2024.07.01)"), "\(trace)")
         }
     }
 }

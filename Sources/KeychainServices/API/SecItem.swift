@@ -82,7 +82,14 @@ private func perform(
         let groups = AccessGroups(environment.accessGroups)
         let (entries, problem) = QueryParser.readEntries(dictionary)
         if entries.contains(where: { $0.key == "clip" }) { throw QueryParser.clipRefused }
-        guard !groups.all.isEmpty else { throw AccessGroups.none }
+        guard !groups.all.isEmpty else {
+            // Say why there are none when the configuration is the cause (a missing
+            // entitlements file, an Xcode variable that cannot be expanded).
+            if let issue = environment.configurationIssue {
+                throw KeychainFailure(errSecMissingEntitlement, issue.problem, recovery: issue.fix)
+            }
+            throw AccessGroups.none
+        }
         if let problem { throw problem }
         let isWrite = operation != .copyMatching
         // Update and delete check an explicit group before anything else (Apple's order);
@@ -97,7 +104,8 @@ private func perform(
         if let group = query.accessGroup, !(isWrite ? groups.canWrite(group) : groups.canRead(group)) {
             throw AccessGroups.missing(group, write: isWrite)
         }
-        let engine = try KeychainEngine.engine(for: environment.directory, forWriting: isWrite)
+        let engine = try KeychainEngine.engine(
+            for: environment.directory, forWriting: isWrite, creating: operation == .add)
         try body(query, groups, engine)
         KeychainDiagnostics.record(nil)
         return errSecSuccess

@@ -62,7 +62,11 @@ final class KeychainEngine: @unchecked Sendable {
     /// that its database file is still the one at the path: if the keychain was deleted or
     /// replaced underneath the process (`rm -rf`, a restore), the call opens the new one
     /// instead of writing into an unlinked file.
-    static func engine(for directory: URL, forWriting: Bool = false) throws -> KeychainEngine {
+    ///
+    /// With `creating` false (every call but an add), a keychain that does not exist yet is
+    /// not created: the call reports errSecItemNotFound naming the directory, as reading an
+    /// empty keychain would, and leaves no directory or key file behind.
+    static func engine(for directory: URL, forWriting: Bool = false, creating: Bool = true) throws -> KeychainEngine {
         registryLock.lock()
         defer { registryLock.unlock() }
         if let mostRecent, mostRecent.directory == directory, mostRecent.isCurrent(always: forWriting) { return mostRecent }
@@ -79,6 +83,11 @@ final class KeychainEngine: @unchecked Sendable {
                 registryOrder.append(key)
             }
             return engine
+        }
+        if !creating && !FileManager.default.fileExists(atPath: directory.appendingPathComponent(databaseName).path) {
+            throw KeychainFailure(
+                errSecItemNotFound, "No item matches the query: there is no keychain at \(directory.path) yet.",
+                recovery: "Check the keychain directory (KEYSMITH_HOME or KeychainEnvironment.directory); the first item added there creates it.")
         }
         let engine = try KeychainEngine(directory: directory)
         mostRecent = engine

@@ -62,12 +62,34 @@ struct ProtectedDataAvailabilityTests {
     }
 
     @Test func test_notification_endsTheWaitEarly() async {
+        // The waiter registers for the notification when it starts, which this task cannot
+        // see; so the notification is posted again and again (yielding in between, no sleep)
+        // until the wait is over. A lost race costs one more post, never the whole wait.
         let clock = ContinuousClock()
         let start = clock.now
-        async let waited: Void = ProtectedDataAvailability.waitForAvailability(atMost: .seconds(300))
-        try? await Task.sleep(for: .milliseconds(100))
-        NotificationCenter.default.post(name: ProtectedDataAvailability.didBecomeAvailableNotification, object: nil)
-        await waited
-        #expect(clock.now - start < .seconds(120))
+        let finished = Flag()
+        let poster = Task {
+            var posts = 0
+            while !finished.isSet, !Task.isCancelled {
+                NotificationCenter.default.post(name: ProtectedDataAvailability.didBecomeAvailableNotification, object: nil)
+                posts += 1
+                await Task.yield()
+            }
+            return posts
+        }
+        await ProtectedDataAvailability.waitForAvailability(atMost: .seconds(60))
+        finished.set()
+        let posts = await poster.value
+        let waited = clock.now - start
+        #expect(waited < .seconds(30), "the wait ran \(waited): the notification did not end it")
+        #expect(posts >= 1)
     }
+}
+
+/// A thread-safe flag.
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+    func set() { lock.lock(); value = true; lock.unlock() }
 }
