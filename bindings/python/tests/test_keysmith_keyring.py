@@ -135,9 +135,9 @@ def test_a_failing_keychain_raises_and_never_falls_back_to_plaintext(home, monke
 def test_read_failures_raise_keyring_errors_with_keysmiths_reason(home, monkeypatch, tmp_path):
     # A keychain directory other users can read: keysmith refuses it and says how to fix it.
     unsafe = tmp_path / "unsafe"
-    unsafe.mkdir()
-    unsafe.chmod(0o777)
     monkeypatch.setenv("KEYSMITH_HOME", str(unsafe))
+    KeysmithKeyring().set_password("any.example.com", "other", secret())
+    unsafe.chmod(0o777)
     with pytest.raises(KeyringError) as raised:
         KeysmithKeyring().get_password("any.example.com", "u")
     assert "chmod 700" in str(raised.value)
