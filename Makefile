@@ -9,15 +9,16 @@ BREW_PACKAGES := sqlite libsodium pkg-config
 BENCH_APT_PACKAGES := $(APT_PACKAGES) libsecret-1-dev libsecret-tools gnome-keyring dbus-daemon
 SUDO := $(shell [ "$$(id -u)" = "0" ] && echo "" || echo "sudo")
 
-.PHONY: all deps build test demo bench stress clean install test-python bench-credential-helpers
-
-# What `make install` puts in $(PREFIX)/bin: the keysmith tool and the credential helpers.
 PREFIX ?= /usr/local
+# What `make install` puts in $(PREFIX)/bin (and `make uninstall` removes): the keysmith tool
+# and the git and Docker credential helpers.
 INSTALLED_EXECUTABLES := keysmith git-credential-keysmith docker-credential-keysmith
 # The Python keyring backend's tests run in this virtual environment (keyring from PyPI),
 # kept under .build so reruns are quick; it is rebuilt when bindings/python/pyproject.toml changes.
 PYTHON ?= python3
 PYTHON_VENV := .build/python-venv
+
+.PHONY: all deps build test demo bench stress clean install uninstall test-python bench-credential-helpers
 
 all: build
 
@@ -63,13 +64,18 @@ $(PYTHON_VENV)/.ready: bindings/python/pyproject.toml
 	$(PYTHON_VENV)/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e bindings/python
 	touch $@
 
-## install: the keysmith tool and the git and Docker credential helpers, release builds, in
-## $(PREFIX)/bin (the Python keyring backend installs with pip: pip install ./bindings/python).
+## install: release builds of the keysmith tool and the git and Docker credential helpers, in
+## $(PREFIX)/bin (PREFIX=/usr/local by default; the Python keyring backend installs with pip:
+## pip install ./bindings/python).
 install: deps
 	for product in $(INSTALLED_EXECUTABLES); do $(SWIFT) build -c release $(SWIFT_FLAGS) --product $$product || exit 1; done
 	install -d "$(DESTDIR)$(PREFIX)/bin"
 	bin="$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)" && \
 		for product in $(INSTALLED_EXECUTABLES); do install -m 0755 "$$bin/$$product" "$(DESTDIR)$(PREFIX)/bin/$$product" || exit 1; done
+
+## uninstall: removes what install put in $(PREFIX)/bin.
+uninstall:
+	for product in $(INSTALLED_EXECUTABLES); do rm -f "$(DESTDIR)$(PREFIX)/bin/$$product"; done
 
 ## demo: the main job, a walkthrough with the keysmith tool on a temporary keychain.
 demo: deps

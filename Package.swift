@@ -59,6 +59,11 @@ let package = Package(
             dependencies: ["KeychainServices"],
             path: "Tests/Support/keychain-workload"
         ),
+        .executableTarget(
+            name: "securestore-launch",
+            dependencies: ["Keysmith"],
+            path: "Tests/Support/securestore-launch"
+        ),
         .target(
             name: "CBaseline",
             dependencies: ["CSQLite", "CSodium"],

@@ -40,8 +40,8 @@ struct SecretCanaryTests {
         try run(["find-generic-password", "-l", "Canary"])
         try run(["find-generic-password", "-s", "canary.example"])
         // Writing: a duplicate (fails), an update of another item, an add with JSON output.
-        try run(["add-generic-password"] + generic + ["--stdin"], standardInput: "other", expect: 1)
-        try run(["add-internet-password"] + internet + ["--stdin", "--json"], standardInput: "other", expect: 1)
+        try run(["add-generic-password"] + generic + ["--stdin"], standardInput: "other", expect: 45)
+        try run(["add-internet-password"] + internet + ["--stdin", "--json"], standardInput: "other", expect: 45)
         try run(["add-generic-password", "-s", "second", "-a", "x", "--stdin", "--json"], standardInput: "other")
         try run(["add-generic-password", "-s", "second", "-a", "x", "-U", "--stdin"], standardInput: "other")
         // Failures: not found, bad usage, wrong access group, wrong protocol.
@@ -73,8 +73,8 @@ struct SecretCanaryTests {
         }
         // Failures: not found, refused by policy, a bad version request.
         try runWithEnvironment(["resolve", "nothing"] + sources, expect: 44)
-        try runWithEnvironment(["resolve", "file_only", "--sensitive", "file_only"] + sources, expect: 45)
-        try runWithEnvironment(["explain", "env_only", "--sensitive", "env_only"] + sources, expect: 45)
+        try runWithEnvironment(["resolve", "file_only", "--sensitive", "file_only"] + sources, expect: 3)
+        try runWithEnvironment(["explain", "env_only", "--sensitive", "env_only"] + sources, expect: 3)
         try runWithEnvironment(["resolve", "canary_key", "--min-version", "2030"] + sources, expect: 44)
         try run(["rotate", "canary_key", "--stdin", "--version", "2024.06.01"], standardInput: canary, expect: 1)
         try run(["rotate", "canary_key", "--generate", "16", "--version", "2024.07.01", "--json"])
