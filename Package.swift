@@ -111,3 +111,29 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Credential helpers for git and Docker (`git-credential-keysmith`,
+// `docker-credential-keysmith`): the protocols live in KeysmithCredentialHelpers, which
+// uses the keychain in process; the executables are thin.
+package.products += [
+    .executable(name: "git-credential-keysmith", targets: ["git-credential-keysmith"]),
+    .executable(name: "docker-credential-keysmith", targets: ["docker-credential-keysmith"]),
+]
+package.targets += [
+    .target(
+        name: "KeysmithCredentialHelpers",
+        dependencies: ["KeychainServices"]
+    ),
+    .executableTarget(
+        name: "git-credential-keysmith",
+        dependencies: ["KeysmithCredentialHelpers"]
+    ),
+    .executableTarget(
+        name: "docker-credential-keysmith",
+        dependencies: ["KeysmithCredentialHelpers"]
+    ),
+    .testTarget(
+        name: "KeysmithCredentialHelpersTests",
+        dependencies: ["KeysmithCredentialHelpers", "KeychainServices"]
+    ),
+]
