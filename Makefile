@@ -51,7 +51,10 @@ test: deps
 	@# Every test uses Swift Testing: --disable-xctest skips XCTest's empty "Executed 0 tests" run.
 	home=$$(mktemp -d) && KEYSMITH_HOME=$$home $(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS); status=$$?; rm -rf "$$home"; exit $$status
 	@# Apple platforms cannot be built here: build Keysmith and the tool against only what Security also provides.
-	$(SWIFT) build $(SWIFT_FLAGS) --scratch-path "$(CURDIR)/.build/apple-surface" -Xswiftc -DKEYSMITH_APPLE_SURFACE --product keysmith
+	@# (The keysmith product contains Keysmith, KeysmithEtcd and the CLI; then the credential helpers.)
+	for product in $(INSTALLED_EXECUTABLES); do \
+		$(SWIFT) build $(SWIFT_FLAGS) --scratch-path "$(CURDIR)/.build/apple-surface" -Xswiftc -DKEYSMITH_APPLE_SURFACE --product $$product || exit 1; \
+	done
 	@# A package whose keychain code imports only Foundation, with KeychainServices imported by one setting.
 	$(SWIFT) build $(SWIFT_FLAGS) --package-path Tests/Fixtures/ImplicitImport --scratch-path "$(CURDIR)/.build/fixtures/implicit-import"
 	home=$$(mktemp -d) && KEYSMITH_HOME=$$home "$$($(SWIFT) build $(SWIFT_FLAGS) --package-path Tests/Fixtures/ImplicitImport \

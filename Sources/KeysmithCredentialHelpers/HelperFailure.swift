@@ -27,7 +27,7 @@ public struct HelperFailure: Error, Equatable, Sendable, CustomStringConvertible
         var text = "keysmith: could not \(action): "
         let apple = (SecCopyErrorMessageString(status, nil) as String?) ?? "OSStatus \(status)"
         text += "\(apple) (\(status))."
-        #if !canImport(Security)
+        #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
         if let cause = KeychainDiagnostics.lastFailureDescription, !cause.isEmpty { text += " \(cause)" }
         if let recovery = KeychainDiagnostics.lastFailureRecovery, !recovery.isEmpty { text += " \(recovery)" }
         #endif

@@ -25,7 +25,7 @@ public struct FleetKeychain: Sendable, CustomStringConvertible {
     public let service: String
     /// The access group to read and write, if any.
     public let accessGroup: String?
-    #if !canImport(Security)
+    #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
         /// The keychain directory and access groups captured at creation.
         let environment: KeychainEnvironment
     #endif
@@ -40,7 +40,7 @@ public struct FleetKeychain: Sendable, CustomStringConvertible {
     public init(service: String = FleetKeychain.defaultService, accessGroup: String? = nil) {
         self.service = service
         self.accessGroup = accessGroup
-        #if !canImport(Security)
+        #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
             environment = KeychainEnvironment.current
         #endif
     }
@@ -195,7 +195,7 @@ public struct FleetKeychain: Sendable, CustomStringConvertible {
     // MARK: Keychain calls
 
     private func scoped<R>(_ body: () throws -> R) rethrows -> R {
-        #if canImport(Security)
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
             return try body()
         #else
             return try KeychainEnvironment.withEnvironment(environment, body)
