@@ -192,7 +192,7 @@ final class KeychainEngine: @unchecked Sendable {
         attributes["mdat"] = .date(now)
 
         let record = ItemRecord(
-            rowID: 0, itemClass: itemClass, attributes: attributes, secret: query.valueData.map(SecretData.init),
+            rowID: 0, itemClass: itemClass, attributes: attributes, secret: query.valueData,
             reference: Sodium.randomBytes(16))
         if record.protection == .whenPasscodeSetThisDeviceOnly && !keys.hasPasscode {
             throw KeychainFailure(
@@ -292,7 +292,7 @@ final class KeychainEngine: @unchecked Sendable {
                     if record.synchronizable, record.accessControl?.requiresAuthentication == true {
                         throw KeychainFailure.param("An item with an authentication-requiring kSecAttrAccessControl cannot be synchronizable.")
                     }
-                    if let data = changes.valueData { record.secret = SecretData(data) }
+                    if let secret = changes.valueData { record.secret = secret }
                     record.attributes["mdat"] = .date(now)
                     if record.protection == .whenPasscodeSetThisDeviceOnly && !keys.hasPasscode {
                         throw KeychainFailure(errSecNotAvailable, "kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly needs a keychain passphrase, and none is set.")
