@@ -20,7 +20,10 @@ enum DeviceKeyFile {
     /// Loads the key at `url`, creating it when it does not exist and `create` is true.
     /// - Throws: ``KeychainFailure`` with the path, the cause and the fix.
     static func loadOrCreate(at url: URL, create: Bool) throws -> SecretKey {
-        if let key = try load(at: url) { return key }
+        if let key = try load(at: url) {
+            removeInterruptedCopies(of: url)
+            return key
+        }
         guard create else {
             throw KeychainFailure(
                 errSecNotAvailable,
@@ -48,7 +51,10 @@ enum DeviceKeyFile {
                 errSecIO, "Writing the key file \(url.path) failed: \(String(cString: strerror(errno))).",
                 recovery: "Check free disk space and permissions of the keychain directory.")
         }
-        if link(temporary.path, url.path) != 0 && errno != EEXIST {
+        // EEXIST: another process installed its key first. ENOENT: a process that found the
+        // key installed removed this temporary file as an interrupted copy; either way the
+        // installed key is loaded below.
+        if link(temporary.path, url.path) != 0 && errno != EEXIST && errno != ENOENT {
             throw KeychainFailure(
                 errSecIO, "Installing the key file \(url.path) failed: \(String(cString: strerror(errno))).",
                 recovery: "Check permissions of the keychain directory.")
@@ -59,6 +65,26 @@ enum DeviceKeyFile {
             throw KeychainFailure(errSecIO, "The key file \(url.path) vanished right after it was created.")
         }
         return installed
+    }
+
+    /// Removes `.device.key.PID.RANDOM.tmp` files: what a process killed between writing a
+    /// new key and linking it into place (or before unlinking its temporary name) leaves.
+    /// Called once the key file is in place, so no process still needs one (a creator
+    /// that loses its temporary file loads the installed key). Only regular files of this
+    /// user are removed, and never overwritten first: one may be a second name of the key
+    /// file itself.
+    static func removeInterruptedCopies(of url: URL) {
+        let directory = url.deletingLastPathComponent()
+        let prefix = ".\(url.lastPathComponent)."
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
+            let middle = name.dropFirst(prefix.count).dropLast(4).split(separator: ".", omittingEmptySubsequences: false)
+            guard middle.count == 2, middle.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isNumber) }) else { continue }
+            let path = directory.appendingPathComponent(name).path
+            var info = stat()
+            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else { continue }
+            unlink(path)
+        }
     }
 
     /// Reads the key at `url`, or `nil` when there is no file.
