@@ -6,6 +6,7 @@
 //   keysmith-bench [--sizes 100,10000,100000] [--write-sizes 100,10000]
 //                  [--libsecret-sizes 100,10000] [--gnome-keyring-sizes 100,1000]
 //                  [--process-runs 30] [--no-libsecret] [--write-docs PATH]
+//   keysmith-bench --only erasure      just the cost of erasing old data on a write
 //
 // libsecret and gnome-keyring are measured by .build/secret-bench (a C program built by
 // `make bench`; path from $SECRET_BENCH or next to this binary); the CLI by the `keysmith`
@@ -15,6 +16,17 @@ import Foundation
 // The whole-process benchmark starts this binary with --exit-at-once: the cost of starting a
 // Swift program that links Foundation and the keychain, doing nothing.
 if CommandLine.arguments.dropFirst().first == "--exit-at-once" { exit(0) }
+
+// One benchmark alone, printed as a table row.
+if CommandLine.arguments.dropFirst().first == "--only" {
+    guard CommandLine.arguments.dropFirst(2).first == "erasure" else {
+        FileHandle.standardError.write(Data("usage: keysmith-bench --only erasure\n".utf8))
+        exit(2)
+    }
+    let row = ErasureBenchmark(itemCount: 100).row()
+    print("| \(row.name) | \(row.value) | \(row.baseline) | \(row.ratio) | \(row.target) | \(row.verdict) |")
+    exit(0)
+}
 
 var sizes = [100, 10_000, 100_000]
 var writeSizes: [Int]?
@@ -88,6 +100,8 @@ rows += WriteBenchmark.rows(
         let small = sizes.filter { $0 <= 10_000 }
         return small.isEmpty ? [100] : small
     }(), libsecret: comparison.libsecret)
+
+rows.append(ErasureBenchmark(itemCount: 100).row())
 
 rows += comparison.processRows
 

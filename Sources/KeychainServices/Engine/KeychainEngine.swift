@@ -201,7 +201,7 @@ final class KeychainEngine: @unchecked Sendable {
         }
         return try locked {
             let sealed = try seal(record, schema: schema)
-            let rowID: Int64 = try storage.database.writeTransaction {
+            let rowID: Int64 = try storage.writeTransaction(erasing: false) {
                 do {
                     return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName)
                 } catch let error as DatabaseError where error.osStatus == errSecDuplicateItem {
@@ -270,7 +270,7 @@ final class KeychainEngine: @unchecked Sendable {
         }
         let writable = query.accessGroup.map { [$0] } ?? groups.writable
         try locked {
-            try storage.database.writeTransaction {
+            try storage.writeTransaction(erasing: true) {
                 var matches: [ItemRecord] = []
                 try forEachMatch(of: query, groups: writable, deleteDamaged: false) { record in
                     matches.append(record)
@@ -326,7 +326,7 @@ final class KeychainEngine: @unchecked Sendable {
         guard let itemClass = query.itemClass, itemClass.schema != nil else { throw KeychainFailure.notFound }
         let writable = query.accessGroup.map { [$0] } ?? groups.writable
         try locked {
-            try storage.database.writeTransaction {
+            try storage.writeTransaction(erasing: true) {
                 var ids: [Int64] = []
                 try forEachMatch(of: query, groups: writable, deleteDamaged: true) { record in
                     ids.append(record.rowID)

@@ -64,6 +64,11 @@ final class KeychainDatabase {
         do {
             try database.execute("PRAGMA journal_mode=WAL")
             try database.execute("PRAGMA synchronous=FULL")
+            // Deleted and overwritten rows are zeroed in the file instead of left in free
+            // space, and the WAL shrinks back to nothing when it restarts after a checkpoint
+            // (so the old page versions it held do not stay in the file).
+            try database.execute("PRAGMA secure_delete=ON")
+            try database.execute("PRAGMA journal_size_limit=0")
             try database.execute("PRAGMA foreign_keys=OFF")
             let version = try userVersion()
             if version > Self.schemaVersion {
@@ -146,6 +151,29 @@ final class KeychainDatabase {
         statement.bind(key, at: 1)
         statement.bind(value, at: 2)
         try statement.run()
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a write transaction (``Database/writeTransaction(_:)``). When
+    /// `erasing` (the transaction overwrote or deleted ciphertext), the WAL is then copied
+    /// into the database file and truncated, so the old versions of the changed pages (with
+    /// the old ciphertext in them) leave the files now rather than at some later checkpoint.
+    func writeTransaction<Result>(erasing: Bool, _ body: () throws -> Result) throws -> Result {
+        let result = try database.writeTransaction(body)
+        if erasing { checkpointDiscardingOldVersions() }
+        return result
+    }
+
+    /// `wal_checkpoint(TRUNCATE)` without waiting: when another connection is reading or
+    /// writing at this moment, SQLite checkpoints what it can and the rest leaves the WAL
+    /// at the next checkpoint (the WAL restarts from its start and is truncated then, as
+    /// `journal_size_limit=0` asks). The write has committed already: a failure here is
+    /// not the write's failure.
+    private func checkpointDiscardingOldVersions() {
+        database.setBusyTimeout(milliseconds: 0)
+        _ = sqlite3_wal_checkpoint_v2(database.handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+        database.setBusyTimeout(milliseconds: Self.busyTimeoutMilliseconds)
     }
 
     // MARK: Rows
