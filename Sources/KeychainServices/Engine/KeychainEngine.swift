@@ -37,6 +37,10 @@ final class KeychainEngine: @unchecked Sendable {
         keys = KeyHierarchy(deviceKey: deviceKey)
         storage = try KeychainDatabase(path: databaseURL.path)
         try storage.prepare(checkValue: keys.checkValue)
+        // Rollback detection: the item set is checked against keychain.anchor, MACed with a
+        // key of its own derived from the device key.
+        try storage.attachAnchor(
+            RollbackAnchor(directory: directory, key: Sodium.deriveKey(from: deviceKey, id: 1, context: "ksanchr1")))
         associatedDataPrefix = Data("keysmith.item.v1".utf8) + storage.keychainID
         fileIdentity = Self.identity(of: databaseURL.path)
         lastConfirmed = DispatchTime.now().uptimeNanoseconds
@@ -230,6 +234,7 @@ final class KeychainEngine: @unchecked Sendable {
             var found = 0
             let wanted: Int? = { if case .many(let n) = query.limit { return n } else { return 1 } }()
             if wanted == 0 { throw KeychainFailure.notFound }
+            try storage.checkBeforeRead()
             try forEachMatch(of: query, groups: readable, deleteDamaged: false) { record in
                 if query.authenticationUI == .skip, record.accessControl?.requiresAuthentication == true {
                     return true

@@ -1,0 +1,305 @@
+#if !canImport(Security)
+import CSodium
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The state of a keychain's item set: a generation counter, advanced by every write, and
+/// a keyed digest of every row.
+///
+/// The digest is a multiset hash: the sum modulo 2^256 of a keyed BLAKE2b of each row
+/// (every column, the row id included). A write updates it by adding the new rows' values
+/// and subtracting the old ones', so it costs two hashes per changed row, whatever the
+/// size of the keychain; a full recomputation checks it. Without the key nobody can
+/// compute a row's value, so no edit of rows (one written back, one deleted, one added)
+/// keeps the sum.
+struct ItemSetState: Equatable {
+    var generation: UInt64
+    var digest: ItemSetDigest
+
+    static let encodedLength = 8 + ItemSetDigest.length
+
+    var encoded: Data {
+        var data = Data()
+        withUnsafeBytes(of: generation.littleEndian) { data.append(contentsOf: $0) }
+        data.append(digest.bytes)
+        return data
+    }
+
+    init(generation: UInt64, digest: ItemSetDigest) {
+        self.generation = generation
+        self.digest = digest
+    }
+
+    init?(encoded data: Data) {
+        guard data.count == Self.encodedLength else { return nil }
+        let bytes = [UInt8](data)
+        generation = bytes[0..<8].enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
+        digest = ItemSetDigest(bytes: bytes[8...])
+    }
+}
+
+/// A 256-bit sum of row values (four little-endian 64-bit limbs), added and subtracted
+/// modulo 2^256.
+struct ItemSetDigest: Equatable {
+    static let length = 32
+    private(set) var limbs: [UInt64] = [0, 0, 0, 0]
+
+    static let zero = ItemSetDigest()
+
+    init() {}
+
+    init<Bytes: Collection<UInt8>>(bytes: Bytes) {
+        let array = [UInt8](bytes)
+        precondition(array.count == Self.length)
+        for limb in 0..<4 {
+            var value: UInt64 = 0
+            for byte in 0..<8 { value |= UInt64(array[limb * 8 + byte]) << (8 * UInt64(byte)) }
+            limbs[limb] = value
+        }
+    }
+
+    var bytes: Data {
+        var data = Data(capacity: Self.length)
+        for limb in limbs { withUnsafeBytes(of: limb.littleEndian) { data.append(contentsOf: $0) } }
+        return data
+    }
+
+    mutating func add(_ other: ItemSetDigest) {
+        var carry = false
+        for index in 0..<4 {
+            let (sum, overflow1) = limbs[index].addingReportingOverflow(other.limbs[index])
+            let (total, overflow2) = sum.addingReportingOverflow(carry ? 1 : 0)
+            limbs[index] = total
+            carry = overflow1 || overflow2
+        }
+    }
+
+    mutating func subtract(_ other: ItemSetDigest) {
+        var borrow = false
+        for index in 0..<4 {
+            let (difference, overflow1) = limbs[index].subtractingReportingOverflow(other.limbs[index])
+            let (total, overflow2) = difference.subtractingReportingOverflow(borrow ? 1 : 0)
+            limbs[index] = total
+            borrow = overflow1 || overflow2
+        }
+    }
+}
+
+/// `keychain.anchor`: the item-set state kept beside the device key, outside the
+/// database, so that a database file written back to an older state (by a restore, a
+/// sync tool, anyone who can write that file alone) no longer matches it.
+///
+/// The file holds the last committed state and, while a write is under way, the state it
+/// is about to commit; a database in either state is accepted, so a process killed at any
+/// point leaves a keychain that opens. All writes of the file happen under SQLite's write
+/// lock of the database (atomic replace: temporary file, fsync, rename, directory fsync).
+///
+/// Format: `KSANCH01`, the keychain id (16 bytes), the committed state (8 + 32 bytes), a
+/// flag byte and the pending state (8 + 32 bytes, zeros when none), then a keyed BLAKE2b
+/// (32 bytes) of everything before it, under a key derived from the device key.
+final class RollbackAnchor {
+    static let fileName = "keychain.anchor"
+    static let resetFileName = "keychain.anchor.reset"
+    private static let magic = Array("KSANCH01".utf8)
+    private static let macLength = 32
+    private static let bodyLength = 8 + 16 + ItemSetState.encodedLength + 1 + ItemSetState.encodedLength
+    static let fileLength = bodyLength + macLength
+
+    /// What the file says.
+    struct Contents: Equatable {
+        var keychainID: Data
+        var committed: ItemSetState
+        var pending: ItemSetState?
+
+        func accepts(_ state: ItemSetState) -> Bool { state == committed || state == pending }
+
+        var newestGeneration: UInt64 { max(committed.generation, pending?.generation ?? 0) }
+    }
+
+    let url: URL
+    let directory: URL
+    private let key: SecretKey
+    /// The last file read, by identity (inode, size, change time): a read only re-reads it
+    /// when it was replaced.
+    private var cached: (identity: [Int64], contents: Contents)?
+
+    /// BLAKE2b state for row values (the type is opaque to Swift: 64-byte aligned memory).
+    /// Used with the engine's lock held.
+    private let hashStateMemory = UnsafeMutableRawPointer.allocate(byteCount: crypto_generichash_statebytes(), alignment: 64)
+    private var hashState: OpaquePointer { OpaquePointer(hashStateMemory) }
+
+    init(directory: URL, key: SecretKey) {
+        self.directory = directory
+        self.url = directory.appendingPathComponent(Self.fileName)
+        self.key = key
+    }
+
+    deinit {
+        Sodium.zero(hashStateMemory, count: crypto_generichash_statebytes())
+        hashStateMemory.deallocate()
+    }
+
+    var resetRequestPath: String { directory.appendingPathComponent(Self.resetFileName).path }
+
+    // MARK: Row values
+
+    /// The keyed value of one row, from its columns as stored.
+    func value(
+        id: Int64, itemClass: String, primaryKey: Data, firstName: Data, secondName: Data, accessGroup: Data,
+        synchronizable: Int64, protection: String, reference: Data, nonce: Data, ciphertext: Data
+    ) -> ItemSetDigest {
+        let state = hashState
+        key.withUnsafeBytes { keyBytes in
+            _ = crypto_generichash_init(
+                state, keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self), keyBytes.count, ItemSetDigest.length)
+        }
+        func feed(_ bytes: UnsafeRawBufferPointer) {
+            var length = UInt64(bytes.count).littleEndian
+            withUnsafeBytes(of: &length) {
+                _ = crypto_generichash_update(state, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), 8)
+            }
+            if let base = bytes.baseAddress, bytes.count > 0 {
+                _ = crypto_generichash_update(state, base.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
+            }
+        }
+        func feed(_ data: Data) { data.withUnsafeBytes { feed($0) } }
+        func feed(_ text: String) { var copy = text; copy.withUTF8 { feed(UnsafeRawBufferPointer($0)) } }
+        func feed(_ number: Int64) { withUnsafeBytes(of: number.littleEndian) { feed($0) } }
+        feed("keysmith.row.v1")
+        feed(id)
+        feed(itemClass)
+        feed(primaryKey)
+        feed(firstName)
+        feed(secondName)
+        feed(accessGroup)
+        feed(synchronizable)
+        feed(protection)
+        feed(reference)
+        feed(nonce)
+        feed(ciphertext)
+        var out = [UInt8](repeating: 0, count: ItemSetDigest.length)
+        _ = crypto_generichash_final(state, &out, ItemSetDigest.length)
+        return ItemSetDigest(bytes: out)
+    }
+
+    // MARK: The file
+
+    /// Reads the anchor, or `nil` when there is none.
+    /// - Throws: ``KeychainFailure`` when it is damaged, not this keychain's, or unsafe.
+    func read(fresh: Bool = false) throws -> Contents? {
+        if !fresh, let cached {
+            var info = stat()
+            if lstat(url.path, &info) == 0, Self.identity(info) == cached.identity { return cached.contents }
+        }
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        if fd < 0 {
+            if errno == ENOENT {
+                cached = nil
+                return nil
+            }
+            throw KeychainFailure(
+                errSecNotAvailable, "Cannot open the keychain's anchor file \(url.path): \(String(cString: strerror(errno))).",
+                recovery: "Check that the file belongs to this user and is not a symbolic link.")
+        }
+        defer { close(fd) }
+        try KeychainFiles.requirePrivate(fd: fd, path: url.path, kind: "anchor file")
+        var info = stat()
+        fstat(fd, &info)
+        let identity = Self.identity(info)
+        var bytes = [UInt8](repeating: 0, count: Self.fileLength + 1)
+        let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        guard count == Self.fileLength, Array(bytes[0..<8]) == Self.magic else { throw damaged() }
+        let body = Data(bytes[0..<Self.bodyLength])
+        let mac = Data(bytes[Self.bodyLength..<Self.fileLength])
+        guard Sodium.constantTimeEqual(authenticator(body), mac) else { throw damaged() }
+        var offset = 8
+        func take(_ length: Int) -> Data {
+            defer { offset += length }
+            return body.subdata(in: offset..<(offset + length))
+        }
+        let keychainID = take(16)
+        guard let committed = ItemSetState(encoded: take(ItemSetState.encodedLength)) else { throw damaged() }
+        let hasPending = take(1).first == 1
+        let pendingState = ItemSetState(encoded: take(ItemSetState.encodedLength))
+        let contents = Contents(keychainID: keychainID, committed: committed, pending: hasPending ? pendingState : nil)
+        cached = (identity, contents)
+        return contents
+    }
+
+    /// Replaces the anchor atomically. `durable`: the new name is synced to the directory
+    /// before this returns (needed before a commit; a lost finalization only leaves the
+    /// previous, still accepted, contents).
+    func write(_ contents: Contents, durable: Bool) throws {
+        var body = Data(Self.magic)
+        body.append(contents.keychainID)
+        body.append(contents.committed.encoded)
+        body.append(contents.pending == nil ? 0 : 1)
+        body.append((contents.pending ?? ItemSetState(generation: 0, digest: .zero)).encoded)
+        body.append(authenticator(body))
+        // A fixed temporary name: every write happens under the database's write lock.
+        let temporary = directory.appendingPathComponent(".\(Self.fileName).tmp").path
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else {
+            throw KeychainFailure(
+                errSecIO, "Cannot write the keychain's anchor file in \(directory.path): \(String(cString: strerror(errno))).",
+                recovery: "Check free disk space and permissions of the keychain directory; nothing was changed.")
+        }
+        let written = body.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd)
+        close(fd)
+        guard written == body.count, synced == 0, rename(temporary, url.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw KeychainFailure(
+                errSecIO, "Writing the keychain's anchor file \(url.path) failed: \(reason).",
+                recovery: "Check free disk space and permissions of the keychain directory; nothing was changed.")
+        }
+        if durable { KeychainFiles.syncDirectory(directory) }
+        cached = nil
+    }
+
+    private static func identity(_ info: stat) -> [Int64] {
+        [Int64(info.st_ino), Int64(info.st_size), Int64(info.st_ctim.tv_sec), Int64(info.st_ctim.tv_nsec),
+         Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec)]
+    }
+
+    private func authenticator(_ body: Data) -> Data {
+        var out = Data(count: Self.macLength)
+        out.withUnsafeMutableBytes { outBuffer in
+            body.withUnsafeBytes { input in
+                key.withUnsafeBytes { keyBytes in
+                    _ = crypto_generichash(
+                        outBuffer.baseAddress!.assumingMemoryBound(to: UInt8.self), Self.macLength,
+                        input.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(input.count),
+                        keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self), keyBytes.count)
+                }
+            }
+        }
+        return out
+    }
+
+    // MARK: Failures
+
+    private func damaged() -> KeychainFailure {
+        KeychainFailure(
+            errSecDecode,
+            "The keychain's anchor file \(url.path) is damaged or was not written with this keychain's key, so the database cannot be checked against it (it may have been rolled back).",
+            recovery: acceptRecovery)
+    }
+
+    /// The way out, for an owner who restored or changed the files on purpose.
+    var acceptRecovery: String {
+        "If you restored or replaced the keychain's files yourself and want to use the database as it is now, run: touch \(resetRequestPath) (the next open accepts it and removes that file); otherwise restore keychain.db and keychain.anchor together from the same backup."
+    }
+
+    /// The database does not match its anchor.
+    func rolledBack(_ detail: String) -> KeychainFailure {
+        KeychainFailure(
+            errSecDecode,
+            "The keychain database in \(directory.path) was rolled back or changed outside Keysmith: \(detail) No data is returned from it.",
+            recovery: acceptRecovery)
+    }
+}
+#endif
