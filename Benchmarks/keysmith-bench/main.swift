@@ -6,7 +6,8 @@
 //   keysmith-bench [--sizes 100,10000,100000] [--write-sizes 100,10000]
 //                  [--libsecret-sizes 100,10000] [--gnome-keyring-sizes 100,1000]
 //                  [--process-runs 30] [--no-libsecret] [--write-docs PATH]
-//   keysmith-bench --only erasure      just the cost of erasing old data on a write
+//   keysmith-bench --only erasure|write   one benchmark: erasing old data on a write, or
+//                                         the durable SecItemUpdate at 100 items
 //
 // libsecret and gnome-keyring are measured by .build/secret-bench (a C program built by
 // `make bench`; path from $SECRET_BENCH or next to this binary); the CLI by the `keysmith`
@@ -19,12 +20,17 @@ if CommandLine.arguments.dropFirst().first == "--exit-at-once" { exit(0) }
 
 // One benchmark alone, printed as a table row.
 if CommandLine.arguments.dropFirst().first == "--only" {
-    guard CommandLine.arguments.dropFirst(2).first == "erasure" else {
-        FileHandle.standardError.write(Data("usage: keysmith-bench --only erasure\n".utf8))
+    let selected: [BenchmarkRow]
+    switch CommandLine.arguments.dropFirst(2).first {
+    case "erasure": selected = [ErasureBenchmark(itemCount: 100).row()]
+    case "write": selected = WriteBenchmark.rows(sizes: [100], libsecret: LibsecretBenchmark.Result(built: false))
+    default:
+        FileHandle.standardError.write(Data("usage: keysmith-bench --only erasure|write\n".utf8))
         exit(2)
     }
-    let row = ErasureBenchmark(itemCount: 100).row()
-    print("| \(row.name) | \(row.value) | \(row.baseline) | \(row.ratio) | \(row.target) | \(row.verdict) |")
+    for row in selected {
+        print("| \(row.name) | \(row.value) | \(row.baseline) | \(row.ratio) | \(row.target) | \(row.verdict) |")
+    }
     exit(0)
 }
 

@@ -320,13 +320,18 @@ final class KeychainDatabase {
 
     private static let valueColumns = "id, class, pk, h1, h2, agrp, sync, pdmn, ref, nonce, ciphertext"
 
-    /// The value of the row the statement is on (columns as in ``valueColumns``).
+    /// The value of the row the statement is on (columns as in ``valueColumns``), read in
+    /// place.
     private func value(of statement: Statement, anchor: RollbackAnchor) -> ItemSetDigest {
-        anchor.value(
-            id: statement.int64(at: 0), itemClass: statement.string(at: 1) ?? "", primaryKey: statement.data(at: 2),
-            firstName: statement.data(at: 3), secondName: statement.data(at: 4), accessGroup: statement.data(at: 5),
-            synchronizable: statement.int64(at: 6), protection: statement.string(at: 7) ?? "",
-            reference: statement.data(at: 8), nonce: statement.data(at: 9), ciphertext: statement.data(at: 10))
+        anchor.value { feed in
+            for column in Int32(0)..<11 {
+                if column == 0 || column == 6 {
+                    withUnsafeBytes(of: statement.int64(at: column).littleEndian) { feed($0) }
+                } else {
+                    statement.withBytes(at: column) { feed($0) }
+                }
+            }
+        }
     }
 
     /// The sum of every row's value, recomputed.
@@ -349,10 +354,16 @@ final class KeychainDatabase {
 
     private func noteAddition(_ row: StoredRow, id: Int64, firstName: Data, secondName: Data) {
         guard let anchor else { return }
-        added.add(anchor.value(
-            id: id, itemClass: row.itemClass, primaryKey: row.primaryKeyHash, firstName: firstName, secondName: secondName,
-            accessGroup: row.accessGroupHash, synchronizable: row.synchronizable ? 1 : 0, protection: row.protection,
-            reference: row.reference, nonce: row.nonce, ciphertext: row.ciphertext))
+        added.add(anchor.value { feed in
+            withUnsafeBytes(of: id.littleEndian) { feed($0) }
+            var itemClass = row.itemClass
+            itemClass.withUTF8 { feed(UnsafeRawBufferPointer($0)) }
+            for data in [row.primaryKeyHash, firstName, secondName, row.accessGroupHash] { data.withUnsafeBytes { feed($0) } }
+            withUnsafeBytes(of: Int64(row.synchronizable ? 1 : 0).littleEndian) { feed($0) }
+            var protection = row.protection
+            protection.withUTF8 { feed(UnsafeRawBufferPointer($0)) }
+            for data in [row.reference, row.nonce, row.ciphertext] { data.withUnsafeBytes { feed($0) } }
+        })
     }
 
     /// `wal_checkpoint(TRUNCATE)` without waiting: when another connection is reading or

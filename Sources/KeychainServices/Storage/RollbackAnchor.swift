@@ -145,11 +145,10 @@ final class RollbackAnchor {
 
     // MARK: Row values
 
-    /// The keyed value of one row, from its columns as stored.
-    func value(
-        id: Int64, itemClass: String, primaryKey: Data, firstName: Data, secondName: Data, accessGroup: Data,
-        synchronizable: Int64, protection: String, reference: Data, nonce: Data, ciphertext: Data
-    ) -> ItemSetDigest {
+    /// The keyed value of one row: `fields` calls its argument with each column as stored,
+    /// in the order id, class, pk, h1, h2, agrp, sync, pdmn, ref, nonce, ciphertext (each
+    /// hashed with its length in front, the id and sync flag as 8-byte integers).
+    func value(_ fields: ((UnsafeRawBufferPointer) -> Void) -> Void) -> ItemSetDigest {
         let state = hashState
         key.withUnsafeBytes { keyBytes in
             _ = crypto_generichash_init(
@@ -164,25 +163,14 @@ final class RollbackAnchor {
                 _ = crypto_generichash_update(state, base.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
             }
         }
-        func feed(_ data: Data) { data.withUnsafeBytes { feed($0) } }
-        func feed(_ text: String) { var copy = text; copy.withUTF8 { feed(UnsafeRawBufferPointer($0)) } }
-        func feed(_ number: Int64) { withUnsafeBytes(of: number.littleEndian) { feed($0) } }
-        feed("keysmith.row.v1")
-        feed(id)
-        feed(itemClass)
-        feed(primaryKey)
-        feed(firstName)
-        feed(secondName)
-        feed(accessGroup)
-        feed(synchronizable)
-        feed(protection)
-        feed(reference)
-        feed(nonce)
-        feed(ciphertext)
+        Self.rowDomain.withUnsafeBytes { feed($0) }
+        fields(feed)
         var out = [UInt8](repeating: 0, count: ItemSetDigest.length)
         _ = crypto_generichash_final(state, &out, ItemSetDigest.length)
         return ItemSetDigest(bytes: out)
     }
+
+    private static let rowDomain = Array("keysmith.row.v1".utf8)
 
     // MARK: The file
 
