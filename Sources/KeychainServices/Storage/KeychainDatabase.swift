@@ -168,7 +168,7 @@ final class KeychainDatabase {
         var states: (current: ItemSetState, next: ItemSetState)?
         let result = try database.writeTransaction { () throws -> Result in
             guard let anchor else { return try body() }
-            let current = try check(state: storedState(), contents: anchor.read(fresh: true), anchor: anchor)
+            let current = try check(state: storedState(), contents: anchor.read(), anchor: anchor)
             added = .zero
             removed = .zero
             let result = try body()
@@ -203,7 +203,7 @@ final class KeychainDatabase {
         var info = stat()
         if lstat(anchor.resetRequestPath, &info) == 0, info.st_uid == geteuid() {
             try database.writeTransaction {
-                let newest = (try? anchor.read(fresh: true))?.newestGeneration ?? 0
+                let newest = (try? anchor.read())?.newestGeneration ?? 0
                 let state = ItemSetState(
                     generation: max(newest, try storedState()?.generation ?? 0) + 1, digest: try fullDigest(anchor))
                 try anchor.write(.init(keychainID: keychainID, committed: state, pending: nil), durable: true)
@@ -216,7 +216,8 @@ final class KeychainDatabase {
         // against it. After a few tries with writers in the way, under the write lock.
         var checked = false
         for _ in 0..<3 where !checked {
-            let before = try anchor.read(fresh: true)
+            // A failed read may be a write seen half-way: judged under the lock below.
+            guard let before = try? anchor.read() else { break }
             try database.execute("BEGIN")
             let (state, digest): (ItemSetState?, ItemSetDigest)
             do {
@@ -227,13 +228,13 @@ final class KeychainDatabase {
                 try? database.execute("ROLLBACK")
                 throw error
             }
-            guard try anchor.read(fresh: true) == before else { continue }
+            guard let after = try? anchor.read(), after == before else { continue }
             _ = try check(state: state, contents: before, anchor: anchor, fullDigest: digest)
             checked = true
         }
         if !checked {
             try database.writeTransaction {
-                _ = try check(state: storedState(), contents: anchor.read(fresh: true), anchor: anchor, fullDigest: fullDigest(anchor))
+                _ = try check(state: storedState(), contents: anchor.read(), anchor: anchor, fullDigest: fullDigest(anchor))
             }
         }
         self.anchor = anchor
@@ -251,13 +252,13 @@ final class KeychainDatabase {
     ///   an older copy while open).
     func checkBeforeRead() throws {
         guard let anchor else { return }
-        if let state = try storedState(), let contents = try anchor.read(), contents.accepts(state),
+        if let state = try storedState(), let contents = try? anchor.read(), contents.accepts(state),
             contents.keychainID == keychainID
         {
             return
         }
         try database.writeTransaction {
-            _ = try check(state: storedState(), contents: anchor.read(fresh: true), anchor: anchor)
+            _ = try check(state: storedState(), contents: anchor.read(), anchor: anchor)
         }
     }
 
@@ -298,7 +299,7 @@ final class KeychainDatabase {
         guard (try? database.execute("BEGIN IMMEDIATE")) != nil else { return }
         defer { try? database.execute("COMMIT") }
         guard let stored = try? storedState(), stored == next,
-            let contents = try? anchor.read(fresh: true), contents.committed == current, contents.pending == next
+            let contents = try? anchor.read(), contents.committed == current, contents.pending == next
         else { return }
         try? anchor.write(.init(keychainID: keychainID, committed: next, pending: nil), durable: false)
     }

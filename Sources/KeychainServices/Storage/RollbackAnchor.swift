@@ -94,7 +94,7 @@ struct ItemSetDigest: Equatable {
 /// The file holds the last committed state and, while a write is under way, the state it
 /// is about to commit; a database in either state is accepted, so a process killed at any
 /// point leaves a keychain that opens. All writes of the file happen under SQLite's write
-/// lock of the database (atomic replace: temporary file, fsync, rename, directory fsync).
+/// lock of the database, in place (one sector-sized write, synced before a commit).
 ///
 /// Format: `KSANCH01`, the keychain id (16 bytes), the committed state (8 + 32 bytes), a
 /// flag byte and the pending state (8 + 32 bytes, zeros when none), then a keyed BLAKE2b
@@ -121,9 +121,6 @@ final class RollbackAnchor {
     let url: URL
     let directory: URL
     private let key: SecretKey
-    /// The last file read, by identity (inode, size, change time): a read only re-reads it
-    /// when it was replaced.
-    private var cached: (identity: [Int64], contents: Contents)?
 
     /// BLAKE2b state for row values (the type is opaque to Swift: 64-byte aligned memory).
     /// Used with the engine's lock held.
@@ -174,30 +171,23 @@ final class RollbackAnchor {
 
     // MARK: The file
 
-    /// Reads the anchor, or `nil` when there is none.
-    /// - Throws: ``KeychainFailure`` when it is damaged, not this keychain's, or unsafe.
-    func read(fresh: Bool = false) throws -> Contents? {
-        if !fresh, let cached {
-            var info = stat()
-            if lstat(url.path, &info) == 0, Self.identity(info) == cached.identity { return cached.contents }
-        }
+    /// Reads the anchor, or `nil` when there is none. (Three system calls and one keyed
+    /// hash: it is read afresh every time.)
+    /// - Throws: ``KeychainFailure`` when it is damaged, not this keychain's, or unsafe. A
+    ///   reader without the write lock may see a write half-way; callers judge such a
+    ///   failure again under the lock.
+    func read() throws -> Contents? {
         let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         if fd < 0 {
-            if errno == ENOENT {
-                cached = nil
-                return nil
-            }
+            if errno == ENOENT { return nil }
             throw KeychainFailure(
                 errSecNotAvailable, "Cannot open the keychain's anchor file \(url.path): \(String(cString: strerror(errno))).",
                 recovery: "Check that the file belongs to this user and is not a symbolic link.")
         }
         defer { close(fd) }
         try KeychainFiles.requirePrivate(fd: fd, path: url.path, kind: "anchor file")
-        var info = stat()
-        fstat(fd, &info)
-        let identity = Self.identity(info)
         var bytes = [UInt8](repeating: 0, count: Self.fileLength + 1)
-        let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard count == Self.fileLength, Array(bytes[0..<8]) == Self.magic else { throw damaged() }
         let body = Data(bytes[0..<Self.bodyLength])
         let mac = Data(bytes[Self.bodyLength..<Self.fileLength])
@@ -211,14 +201,14 @@ final class RollbackAnchor {
         guard let committed = ItemSetState(encoded: take(ItemSetState.encodedLength)) else { throw damaged() }
         let hasPending = take(1).first == 1
         let pendingState = ItemSetState(encoded: take(ItemSetState.encodedLength))
-        let contents = Contents(keychainID: keychainID, committed: committed, pending: hasPending ? pendingState : nil)
-        cached = (identity, contents)
-        return contents
+        return Contents(keychainID: keychainID, committed: committed, pending: hasPending ? pendingState : nil)
     }
 
-    /// Replaces the anchor atomically. `durable`: the new name is synced to the directory
-    /// before this returns (needed before a commit; a lost finalization only leaves the
-    /// previous, still accepted, contents).
+    /// Writes the anchor in place: one write of fewer than 512 bytes at the start of the
+    /// file, within one disk sector, so a crash leaves the old record or the new one.
+    /// `durable`: synced before this returns (needed before a commit; a lost finalization
+    /// only leaves the previous, still accepted, record). A new file is created with its
+    /// directory entry synced.
     func write(_ contents: Contents, durable: Bool) throws {
         var body = Data(Self.magic)
         body.append(contents.keychainID)
@@ -226,31 +216,24 @@ final class RollbackAnchor {
         body.append(contents.pending == nil ? 0 : 1)
         body.append((contents.pending ?? ItemSetState(generation: 0, digest: .zero)).encoded)
         body.append(authenticator(body))
-        // A fixed temporary name: every write happens under the database's write lock.
-        let temporary = directory.appendingPathComponent(".\(Self.fileName).tmp").path
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        var fd = open(url.path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+        let created = fd < 0 && errno == ENOENT
+        if created { fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600) }
         guard fd >= 0 else {
             throw KeychainFailure(
-                errSecIO, "Cannot write the keychain's anchor file in \(directory.path): \(String(cString: strerror(errno))).",
+                errSecIO, "Cannot write the keychain's anchor file \(url.path): \(String(cString: strerror(errno))).",
                 recovery: "Check free disk space and permissions of the keychain directory; nothing was changed.")
         }
-        let written = body.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd)
-        close(fd)
-        guard written == body.count, synced == 0, rename(temporary, url.path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
+        defer { close(fd) }
+        try KeychainFiles.requirePrivate(fd: fd, path: url.path, kind: "anchor file")
+        let written = body.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        let synced = durable || created ? fdatasync(fd) : 0
+        guard written == body.count, synced == 0 else {
             throw KeychainFailure(
-                errSecIO, "Writing the keychain's anchor file \(url.path) failed: \(reason).",
+                errSecIO, "Writing the keychain's anchor file \(url.path) failed: \(String(cString: strerror(errno))).",
                 recovery: "Check free disk space and permissions of the keychain directory; nothing was changed.")
         }
-        if durable { KeychainFiles.syncDirectory(directory) }
-        cached = nil
-    }
-
-    private static func identity(_ info: stat) -> [Int64] {
-        [Int64(info.st_ino), Int64(info.st_size), Int64(info.st_ctim.tv_sec), Int64(info.st_ctim.tv_nsec),
-         Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec)]
+        if created { KeychainFiles.syncDirectory(directory) }
     }
 
     private func authenticator(_ body: Data) -> Data {
