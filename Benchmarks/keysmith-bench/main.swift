@@ -7,6 +7,8 @@
 //                  [--libsecret-sizes 100,10000] [--gnome-keyring-sizes 100,1000]
 //                  [--process-runs 30] [--no-libsecret] [--write-docs PATH]
 //   keysmith-bench --fleet-only   (only the fleet rows, against etcd on loopback)
+//   keysmith-bench --only erasure|write   one benchmark: erasing old data on a write, or
+//                                         the durable SecItemUpdate at 100 items
 //
 // libsecret and gnome-keyring are measured by .build/secret-bench (a C program built by
 // `make bench`; path from $SECRET_BENCH or next to this binary); the CLI by the `keysmith`
@@ -16,6 +18,22 @@ import Foundation
 // The whole-process benchmark starts this binary with --exit-at-once: the cost of starting a
 // Swift program that links Foundation and the keychain, doing nothing.
 if CommandLine.arguments.dropFirst().first == "--exit-at-once" { exit(0) }
+
+// One benchmark alone, printed as a table row.
+if CommandLine.arguments.dropFirst().first == "--only" {
+    let selected: [BenchmarkRow]
+    switch CommandLine.arguments.dropFirst(2).first {
+    case "erasure": selected = [ErasureBenchmark(itemCount: 100).row()]
+    case "write": selected = WriteBenchmark.rows(sizes: [100], libsecret: LibsecretBenchmark.Result(built: false))
+    default:
+        FileHandle.standardError.write(Data("usage: keysmith-bench --only erasure|write\n".utf8))
+        exit(2)
+    }
+    for row in selected {
+        print("| \(row.name) | \(row.value) | \(row.baseline) | \(row.ratio) | \(row.target) | \(row.verdict) |")
+    }
+    exit(0)
+}
 
 var sizes = [100, 10_000, 100_000]
 var writeSizes: [Int]?
@@ -92,6 +110,8 @@ rows += WriteBenchmark.rows(
         let small = sizes.filter { $0 <= 10_000 }
         return small.isEmpty ? [100] : small
     }(), libsecret: comparison.libsecret)
+
+rows.append(ErasureBenchmark(itemCount: 100).row())
 
 rows += comparison.processRows
 

@@ -37,6 +37,10 @@ final class KeychainEngine: @unchecked Sendable {
         keys = KeyHierarchy(deviceKey: deviceKey)
         storage = try KeychainDatabase(path: databaseURL.path)
         try storage.prepare(checkValue: keys.checkValue)
+        // Rollback detection: the item set is checked against keychain.anchor, MACed with a
+        // key of its own derived from the device key.
+        try storage.attachAnchor(
+            RollbackAnchor(directory: directory, key: Sodium.deriveKey(from: deviceKey, id: 1, context: "ksanchr1")))
         associatedDataPrefix = Data("keysmith.item.v1".utf8) + storage.keychainID
         fileIdentity = Self.identity(of: databaseURL.path)
         lastConfirmed = DispatchTime.now().uptimeNanoseconds
@@ -201,7 +205,7 @@ final class KeychainEngine: @unchecked Sendable {
         attributes["mdat"] = .date(now)
 
         let record = ItemRecord(
-            rowID: 0, itemClass: itemClass, attributes: attributes, secret: query.valueData.map(SecretData.init),
+            rowID: 0, itemClass: itemClass, attributes: attributes, secret: query.valueData,
             reference: Sodium.randomBytes(16))
         if record.protection == .whenPasscodeSetThisDeviceOnly && !keys.hasPasscode {
             throw KeychainFailure(
@@ -210,7 +214,7 @@ final class KeychainEngine: @unchecked Sendable {
         }
         return try locked {
             let sealed = try seal(record, schema: schema)
-            let rowID: Int64 = try storage.database.writeTransaction {
+            let rowID: Int64 = try storage.writeTransaction(erasing: false) {
                 do {
                     return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName)
                 } catch let error as DatabaseError where error.osStatus == errSecDuplicateItem {
@@ -239,6 +243,7 @@ final class KeychainEngine: @unchecked Sendable {
             var found = 0
             let wanted: Int? = { if case .many(let n) = query.limit { return n } else { return 1 } }()
             if wanted == 0 { throw KeychainFailure.notFound }
+            try storage.checkBeforeRead()
             try forEachMatch(of: query, groups: readable, deleteDamaged: false) { record in
                 if query.authenticationUI == .skip, record.accessControl?.requiresAuthentication == true {
                     return true
@@ -279,7 +284,7 @@ final class KeychainEngine: @unchecked Sendable {
         }
         let writable = query.accessGroup.map { [$0] } ?? groups.writable
         try locked {
-            try storage.database.writeTransaction {
+            try storage.writeTransaction(erasing: true) {
                 var matches: [ItemRecord] = []
                 try forEachMatch(of: query, groups: writable, deleteDamaged: false) { record in
                     matches.append(record)
@@ -301,7 +306,7 @@ final class KeychainEngine: @unchecked Sendable {
                     if record.synchronizable, record.accessControl?.requiresAuthentication == true {
                         throw KeychainFailure.param("An item with an authentication-requiring kSecAttrAccessControl cannot be synchronizable.")
                     }
-                    if let data = changes.valueData { record.secret = SecretData(data) }
+                    if let secret = changes.valueData { record.secret = secret }
                     record.attributes["mdat"] = .date(now)
                     if record.protection == .whenPasscodeSetThisDeviceOnly && !keys.hasPasscode {
                         throw KeychainFailure(errSecNotAvailable, "kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly needs a keychain passphrase, and none is set.")
@@ -335,7 +340,7 @@ final class KeychainEngine: @unchecked Sendable {
         guard let itemClass = query.itemClass, itemClass.schema != nil else { throw KeychainFailure.notFound }
         let writable = query.accessGroup.map { [$0] } ?? groups.writable
         try locked {
-            try storage.database.writeTransaction {
+            try storage.writeTransaction(erasing: true) {
                 var ids: [Int64] = []
                 try forEachMatch(of: query, groups: writable, deleteDamaged: true) { record in
                     ids.append(record.rowID)

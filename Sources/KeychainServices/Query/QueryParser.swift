@@ -60,10 +60,10 @@ enum QueryParser {
         for (key, value) in try stringKeyedEntries(dictionary) {
             switch key {
             case "v_Data":
-                guard let data = bytes(value) else {
+                guard let secret = secret(value) else {
                     throw KeychainFailure.param("kSecValueData must be Data (a String is not accepted; encode it as UTF-8).")
                 }
-                changes.valueData = data
+                changes.valueData = secret
             case "musr", "nleg":
                 continue
             default:
@@ -237,10 +237,10 @@ enum QueryParser {
     private static func applyValue(_ key: String, value: Any, to query: inout ItemQuery) throws {
         switch key {
         case "v_Data":
-            guard let data = bytes(value) else {
+            guard let secret = secret(value) else {
                 throw KeychainFailure.param("kSecValueData must be Data (a String is not accepted; encode it as UTF-8).")
             }
-            query.valueData = data
+            query.valueData = secret
         case "v_Ref":
             // Apple narrows the query to the referenced key or certificate; there are no such
             // objects here, so ignoring the key would widen the query to the whole class.
@@ -346,6 +346,21 @@ enum QueryParser {
 
     /// The bytes of a `Data`/`NSData` value, copied in one go (Foundation on Linux bridges
     /// an `NSData` to `Data` byte by byte).
+    /// `kSecValueData`: the caller's bytes, copied once, straight into a buffer that is
+    /// zeroed when released (no intermediate `Data` that would be freed with the secret in it).
+    static func secret(_ value: Any) -> SecretData? {
+        if let secret = value as? SecretData { return secret }  // immutable: shared, not copied
+        if let contiguous = value as? (any ContiguousBytes & NSData) {
+            return contiguous.withUnsafeBytes { SecretData(copying: $0) }
+        }
+        if let data = value as? NSData {
+            guard data.length > 0 else { return SecretData(copying: UnsafeRawBufferPointer(start: nil, count: 0)) }
+            return SecretData(copying: UnsafeRawBufferPointer(start: data.bytes, count: data.length))
+        }
+        if let data = value as? Data { return data.withUnsafeBytes { SecretData(copying: $0) } }
+        return nil
+    }
+
     static func bytes(_ value: Any) -> Data? {
         if let contiguous = value as? (any ContiguousBytes & NSData) {
             return contiguous.withUnsafeBytes { Data($0) }

@@ -10,6 +10,9 @@
 //   keychain-workload model NAME COUNT      random add/update/delete/read on keys shared by
 //                                           every writer (shared-0..7), printing every
 //                                           acknowledged write ("set KEY NAME-STEP", "del KEY")
+//   keychain-workload residue NAME SIZE     add and update an item with SIZE-byte random
+//                                           secrets; print how many copies of each a scan
+//                                           of this process's memory finds afterwards
 //   keychain-workload fill PREFIX COUNT     add 4 KiB items until the disk (or RLIMIT_FSIZE)
 //                                           refuses; prints "refused STATUS" and exits 0
 //                                           when the refusal was a clean status
@@ -135,6 +138,12 @@ case "model":
             guard status == errSecSuccess || status == errSecItemNotFound else { fail("model read: status \(status)") }
         }
     }
+case "residue":
+    #if os(Linux)
+    for line in observeResidue(size: count).lines { say(line) }
+    #else
+    fail("residue scans /proc/self/mem, which only Linux has")
+    #endif
 case "fill":
     let block = Data(repeating: 0x5A, count: 4096)
     for index in 0..<count {
