@@ -1,14 +1,25 @@
 # Keysmith: `make demo` and `make test` work on a fresh machine (they install what is missing).
 SWIFT ?= swift
 SWIFT_FLAGS ?=
-APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config
-BREW_PACKAGES := sqlite libsodium pkg-config
+# gcc: the durability test builds a small C library that reports fsync calls (LD_PRELOAD).
+# etcd: the fleet tests start etcd servers on loopback.
+APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config gcc etcd-server etcd-client
+BREW_PACKAGES := sqlite libsodium pkg-config etcd
 # bench only: libsecret (headers for .build/secret-bench, secret-tool) and gnome-keyring with
 # dbus-run-session, to compare with; `make test` does not need them.
-BENCH_APT_PACKAGES := $(APT_PACKAGES) gcc libsecret-1-dev libsecret-tools gnome-keyring dbus-daemon
+BENCH_APT_PACKAGES := $(APT_PACKAGES) libsecret-1-dev libsecret-tools gnome-keyring dbus-daemon
 SUDO := $(shell [ "$$(id -u)" = "0" ] && echo "" || echo "sudo")
 
-.PHONY: all deps build test demo bench stress clean
+PREFIX ?= /usr/local
+# What `make install` puts in $(PREFIX)/bin (and `make uninstall` removes): the keysmith tool
+# and the git and Docker credential helpers.
+INSTALLED_EXECUTABLES := keysmith git-credential-keysmith docker-credential-keysmith
+# The Python keyring backend's tests run in this virtual environment (keyring from PyPI),
+# kept under .build so reruns are quick; it is rebuilt when bindings/python/pyproject.toml changes.
+PYTHON ?= python3
+PYTHON_VENV := .build/python-venv
+
+.PHONY: all deps build test demo bench stress clean install uninstall test-python bench-credential-helpers
 
 all: build
 
@@ -37,7 +48,44 @@ build: deps
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	@# A safety net: should any test forget its temporary keychain, it lands here, not in ~/.local.
-	home=$$(mktemp -d) && KEYSMITH_HOME=$$home $(SWIFT) test --skip-build $(SWIFT_FLAGS); status=$$?; rm -rf "$$home"; exit $$status
+	@# Every test uses Swift Testing: --disable-xctest skips XCTest's empty "Executed 0 tests" run.
+	home=$$(mktemp -d) && KEYSMITH_HOME=$$home $(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS); status=$$?; rm -rf "$$home"; exit $$status
+	@# Apple platforms cannot be built here: build Keysmith and the tool against only what Security also provides.
+	@# (The keysmith product contains Keysmith, KeysmithEtcd and the CLI; then the credential helpers.)
+	for product in $(INSTALLED_EXECUTABLES); do \
+		$(SWIFT) build $(SWIFT_FLAGS) --scratch-path "$(CURDIR)/.build/apple-surface" -Xswiftc -DKEYSMITH_APPLE_SURFACE --product $$product || exit 1; \
+	done
+	@# A package whose keychain code imports only Foundation, with KeychainServices imported by one setting.
+	$(SWIFT) build $(SWIFT_FLAGS) --package-path Tests/Fixtures/ImplicitImport --scratch-path "$(CURDIR)/.build/fixtures/implicit-import"
+	home=$$(mktemp -d) && KEYSMITH_HOME=$$home "$$($(SWIFT) build $(SWIFT_FLAGS) --package-path Tests/Fixtures/ImplicitImport \
+		--scratch-path "$(CURDIR)/.build/fixtures/implicit-import" --show-bin-path)/ImplicitImport"; status=$$?; rm -rf "$$home"; exit $$status
+	@$(MAKE) --no-print-directory test-python
+
+## test-python: the keyring backend's tests (bindings/python), against the built keysmith.
+test-python: $(PYTHON_VENV)/.ready
+	$(SWIFT) build $(SWIFT_FLAGS) --product keysmith
+	home=$$(mktemp -d) && KEYSMITH_HOME=$$home KEYSMITH_EXECUTABLE="$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/keysmith" \
+		$(PYTHON_VENV)/bin/python -m pytest -q bindings/python/tests; status=$$?; rm -rf "$$home"; exit $$status
+
+$(PYTHON_VENV)/.ready: bindings/python/pyproject.toml
+	rm -rf $(PYTHON_VENV)
+	$(PYTHON) -m venv $(PYTHON_VENV) || { $(SUDO) apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(PYTHON_VENV); }
+	$(PYTHON_VENV)/bin/python -m pip install -q --disable-pip-version-check keyring keyrings.alt pytest "setuptools>=70.1" wheel
+	$(PYTHON_VENV)/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e bindings/python
+	touch $@
+
+## install: release builds of the keysmith tool and the git and Docker credential helpers, in
+## $(PREFIX)/bin (PREFIX=/usr/local by default; the Python keyring backend installs with pip:
+## pip install ./bindings/python).
+install: deps
+	for product in $(INSTALLED_EXECUTABLES); do $(SWIFT) build -c release $(SWIFT_FLAGS) --product $$product || exit 1; done
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	bin="$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)" && \
+		for product in $(INSTALLED_EXECUTABLES); do install -m 0755 "$$bin/$$product" "$(DESTDIR)$(PREFIX)/bin/$$product" || exit 1; done
+
+## uninstall: removes what install put in $(PREFIX)/bin.
+uninstall:
+	for product in $(INSTALLED_EXECUTABLES); do rm -f "$(DESTDIR)$(PREFIX)/bin/$$product"; done
 
 ## demo: the main job, a walkthrough with the keysmith tool on a temporary keychain.
 demo: deps
@@ -58,11 +106,20 @@ bench:
 		|| { rm -f .build/secret-bench; echo "secret-bench did not build: the libsecret rows will say so"; }
 	SECRET_BENCH="$(CURDIR)/.build/secret-bench" \
 		"$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)/keysmith-bench" --write-docs docs/BENCHMARKS.md
+	@$(MAKE) --no-print-directory bench-credential-helpers
+
+## bench-credential-helpers: whole-process `git credential fill` with git-credential-keysmith,
+## git's plaintext store helper and git-credential-libsecret on gnome-keyring (same run);
+## writes docs/CREDENTIAL_HELPERS_BENCHMARKS.md.
+bench-credential-helpers:
+	$(SWIFT) build -c release $(SWIFT_FLAGS) --product git-credential-keysmith
+	Benchmarks/credential-helpers/credential-fill-bench.sh \
+		"$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)" docs/CREDENTIAL_HELPERS_BENCHMARKS.md
 
 ## stress: the slow reliability runs (200 SIGKILLs, longer contention and fuzzing).
 stress: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
-	KEYSMITH_STRESS=1 $(SWIFT) test --skip-build $(SWIFT_FLAGS) --filter "CrashSafety|Contention|Fuzz|FullDisk"
+	KEYSMITH_STRESS=1 $(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS) --filter "CrashSafety|Contention|Fuzz|FullDisk|Durability"
 
 clean:
 	rm -rf .build

@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "KeychainServices", targets: ["KeychainServices"]),
         .library(name: "KeychainAuthentication", targets: ["KeychainAuthentication"]),
         .library(name: "Keysmith", targets: ["Keysmith"]),
+        .library(name: "KeysmithEtcd", targets: ["KeysmithEtcd"]),
         .executable(name: "keysmith", targets: ["keysmith"]),
         .plugin(name: "KeysmithGeneratePlugin", targets: ["KeysmithGeneratePlugin"]),
     ],
@@ -47,9 +48,19 @@ let package = Package(
             name: "Keysmith",
             dependencies: ["KeychainServices"]
         ),
+        // Keys for a fleet on etcd (its JSON gateway over FoundationNetworking). On Linux the
+        // sealing (XChaCha20-Poly1305, Argon2id) is libsodium's, already linked by
+        // KeychainServices; on Apple platforms it is CryptoKit plus HChaCha20 in Swift.
+        .target(
+            name: "KeysmithEtcd",
+            dependencies: [
+                "Keysmith", "KeychainServices",
+                .target(name: "CSodium", condition: .when(platforms: linuxOnly)),
+            ]
+        ),
         .target(
             name: "KeysmithCLI",
-            dependencies: ["Keysmith", "KeychainServices"]
+            dependencies: ["Keysmith", "KeychainServices", "KeysmithEtcd"]
         ),
         .executableTarget(
             name: "keysmith",
@@ -65,6 +76,11 @@ let package = Package(
             dependencies: ["KeychainServices"],
             path: "Tests/Support/keychain-workload"
         ),
+        .executableTarget(
+            name: "securestore-launch",
+            dependencies: ["Keysmith"],
+            path: "Tests/Support/securestore-launch"
+        ),
         .target(
             name: "CBaseline",
             dependencies: ["CSQLite", "CSodium"],
@@ -72,7 +88,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "keysmith-bench",
-            dependencies: ["KeychainServices", "Keysmith", "CBaseline"],
+            dependencies: ["KeychainServices", "Keysmith", "KeysmithEtcd", "CBaseline"],
             path: "Benchmarks/keysmith-bench"
         ),
         .testTarget(
@@ -89,9 +105,42 @@ let package = Package(
             dependencies: ["Keysmith", "KeychainServices"]
         ),
         .testTarget(
+            name: "KeysmithEtcdTests",
+            dependencies: [
+                "KeysmithEtcd", "Keysmith", "KeychainServices", "KeysmithCLI",
+                .target(name: "CSodium", condition: .when(platforms: linuxOnly)),
+            ]
+        ),
+        .testTarget(
             name: "KeysmithCLITests",
             dependencies: ["KeysmithCLI", "Keysmith", "KeychainServices"]
         ),
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Credential helpers for git and Docker (`git-credential-keysmith`,
+// `docker-credential-keysmith`): the protocols live in KeysmithCredentialHelpers, which
+// uses the keychain in process; the executables are thin.
+package.products += [
+    .executable(name: "git-credential-keysmith", targets: ["git-credential-keysmith"]),
+    .executable(name: "docker-credential-keysmith", targets: ["docker-credential-keysmith"]),
+]
+package.targets += [
+    .target(
+        name: "KeysmithCredentialHelpers",
+        dependencies: ["KeychainServices"]
+    ),
+    .executableTarget(
+        name: "git-credential-keysmith",
+        dependencies: ["KeysmithCredentialHelpers"]
+    ),
+    .executableTarget(
+        name: "docker-credential-keysmith",
+        dependencies: ["KeysmithCredentialHelpers"]
+    ),
+    .testTarget(
+        name: "KeysmithCredentialHelpersTests",
+        dependencies: ["KeysmithCredentialHelpers", "KeychainServices"]
+    ),
+]

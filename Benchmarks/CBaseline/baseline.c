@@ -107,10 +107,22 @@ int64_t keysmith_baseline_read(const char *path, int item_count, int lookups, ui
     return elapsed;
 }
 
+static int64_t write_loop(const char *path, int writes, int full, int value_size, int erasing);
+
 int64_t keysmith_baseline_write(const char *path, int writes, int full, int value_size) {
+    return write_loop(path, writes, full, value_size, 0);
+}
+
+int64_t keysmith_baseline_write_erasing(const char *path, int writes, int erasing, int value_size) {
+    return write_loop(path, writes, 1, value_size, erasing);
+}
+
+static int64_t write_loop(const char *path, int writes, int full, int value_size, int erasing) {
     init_keys();
     sqlite3 *db;
     if (open_db(path, &db, full) != 0) return -1;
+    sqlite3_exec(db, erasing ? "PRAGMA secure_delete=ON; PRAGMA journal_size_limit=0"
+                             : "PRAGMA secure_delete=OFF; PRAGMA journal_size_limit=-1", NULL, NULL, NULL);
     sqlite3_stmt *upsert;
     if (sqlite3_prepare_v2(db, "UPDATE items SET nonce = ?, ct = ? WHERE h = ?", -1, &upsert, NULL) != SQLITE_OK) {
         sqlite3_close(db);
@@ -132,6 +144,7 @@ int64_t keysmith_baseline_write(const char *path, int writes, int full, int valu
         sqlite3_step(upsert);
         sqlite3_reset(upsert);
         sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+        if (erasing) sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     }
     int64_t elapsed = now_ns() - start;
     sqlite3_finalize(upsert);

@@ -6,6 +6,9 @@
 //   keysmith-bench [--sizes 100,10000,100000] [--write-sizes 100,10000]
 //                  [--libsecret-sizes 100,10000] [--gnome-keyring-sizes 100,1000]
 //                  [--process-runs 30] [--no-libsecret] [--write-docs PATH]
+//   keysmith-bench --fleet-only   (only the fleet rows, against etcd on loopback)
+//   keysmith-bench --only erasure|write   one benchmark: erasing old data on a write, or
+//                                         the durable SecItemUpdate at 100 items
 //                  [--only-protection]
 //
 // libsecret and gnome-keyring are measured by .build/secret-bench (a C program built by
@@ -16,6 +19,22 @@ import Foundation
 // The whole-process benchmark starts this binary with --exit-at-once: the cost of starting a
 // Swift program that links Foundation and the keychain, doing nothing.
 if CommandLine.arguments.dropFirst().first == "--exit-at-once" { exit(0) }
+
+// One benchmark alone, printed as a table row.
+if CommandLine.arguments.dropFirst().first == "--only" {
+    let selected: [BenchmarkRow]
+    switch CommandLine.arguments.dropFirst(2).first {
+    case "erasure": selected = [ErasureBenchmark(itemCount: 100).row()]
+    case "write": selected = WriteBenchmark.rows(sizes: [100], libsecret: LibsecretBenchmark.Result(built: false))
+    default:
+        FileHandle.standardError.write(Data("usage: keysmith-bench --only erasure|write\n".utf8))
+        exit(2)
+    }
+    for row in selected {
+        print("| \(row.name) | \(row.value) | \(row.baseline) | \(row.ratio) | \(row.target) | \(row.verdict) |")
+    }
+    exit(0)
+}
 
 var sizes = [100, 10_000, 100_000]
 var writeSizes: [Int]?
@@ -43,6 +62,9 @@ while let argument = arguments.popFirst() {
         // Just the data-protection rows (unlock time, class A vs class D reads).
         let table = ProtectionBenchmark.rows().map { "| \($0.name) | \($0.value) | \($0.baseline) | \($0.ratio) | \($0.target) | \($0.verdict) |" }
         print(table.joined(separator: "\n"))
+        exit(0)
+    case "--fleet-only":
+        printFleetTable(fleetBenchmarkRows())
         exit(0)
     case "--write-docs":
         docsPath = arguments.popFirst()
@@ -95,7 +117,12 @@ rows += WriteBenchmark.rows(
         return small.isEmpty ? [100] : small
     }(), libsecret: comparison.libsecret)
 
+rows.append(ErasureBenchmark(itemCount: 100).row())
+
 rows += comparison.processRows
+
+// 5. The fleet source on etcd (loopback): rotation propagation and lookups.
+rows += fleetBenchmarkRows()
 
 // 5. Data protection: unlock time, and a class A read against a class D read.
 progress("measuring unlock and class A vs class D reads")

@@ -10,19 +10,22 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     /// The command line was wrong (unknown command or option, missing value); the usage
     /// line of the command is printed.
     case usage = 2
-    /// The item (or key) was not found; the same status macOS `security` uses.
-    case itemNotFound = 44
     /// The key retrieval policy refused to serve a key: a key marked sensitive
     /// (`--sensitive`) was found first in a plaintext source (config file, environment).
-    case policyRefused = 45
+    case policyRefused = 3
+    /// The item (or key) was not found; the same status macOS `security` uses.
+    case itemNotFound = 44
+    /// The item already exists (an add without -U); the same status macOS `security` uses.
+    case duplicateItem = 45
 
     /// One line for the exit-status table of `keysmith help`.
     var helpLine: String {
         switch self {
         case .success: return "success"
-        case .failure: return "failure (the keychain refused, input could not be read, ...)"
+        case .failure: return "failure (the keychain refused, input could not be read or output written, ...)"
         case .usage: return "bad usage: unknown command or option, missing value (the usage line is printed)"
         case .itemNotFound: return "the item was not found (as macOS security), or no source holds the key"
+        case .duplicateItem: return "the item already exists (as macOS security); add -U updates it"
         case .policyRefused:
             return "refused: a key marked --sensitive was found first in a plaintext source (resolve, explain)"
         }
@@ -115,7 +118,7 @@ struct KeychainCallOutcome: Sendable {
     static func capture(_ call: () -> OSStatus) -> KeychainCallOutcome {
         let status = call()
         guard status != errSecSuccess else { return KeychainCallOutcome(status: status, cause: nil, engineRecovery: nil) }
-        #if canImport(Security)
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         return KeychainCallOutcome(status: status, cause: nil, engineRecovery: nil)
         #else
         return KeychainCallOutcome(
@@ -148,7 +151,9 @@ enum KeychainStatusExplanation {
     ]
 
     /// The statuses whose fix is a flag of this tool.
-    static let flagHintStatuses: Set<OSStatus> = [errSecDuplicateItem, errSecItemNotFound, errSecMissingEntitlement]
+    static let flagHintStatuses: Set<OSStatus> = [
+        errSecDuplicateItem, errSecItemNotFound, errSecMissingEntitlement, errSecDecode,
+    ]
 
     /// `errSecDuplicateItem, -25299` or `OSStatus -12345`.
     static func label(for status: OSStatus) -> String {
@@ -170,6 +175,13 @@ enum KeychainStatusExplanation {
         switch status {
         case errSecDuplicateItem:
             return "pass -U to update the existing item, or delete it first with \(context.deleteCommand)."
+        case errSecItemNotFound where !context.keychainExists:
+            return "check \(context.keychainOrigin) (now \(context.keychainDescription)): nothing was ever stored "
+                + "there. The first add creates a keychain; reading never does."
+        case errSecItemNotFound where context.seesEveryGroup:
+            // Every group was searched: no other group would find it.
+            return "check the \(context.subjectNames) (keysmith dump-keychain lists the items of every access "
+                + "group) and the keychain directory."
         case errSecItemNotFound:
             return "check the \(context.subjectNames) (keysmith dump-keychain lists the items) and the access "
                 + "group: this run uses \(context.accessGroupsDescription); choose others with --access-group "
@@ -189,10 +201,18 @@ enum KeychainStatusExplanation {
             return "check that the keychain directory \(context.keychainDescription) is yours and not readable "
                 + "by others (chmod 700)."
         case errSecNotAvailable:
-            return "check that --keychain or KEYSMITH_HOME (now \(context.keychainDescription)) names a keychain "
+            return "check that \(context.keychainOrigin) (now \(context.keychainDescription)) names a keychain "
                 + "directory you can write."
+        case errSecDecode where context.deleteCommand.hasPrefix("delete-"):
+            let name = context.deleteCommand.hasSuffix("internet-password") ? "SERVER" : "SERVICE"
+            return "the item is damaged or was copied from another keychain: delete it with keysmith "
+                + "\(context.deleteCommand) -s \(name) -a ACCOUNT --all (only its \(name.lowercased()) and account can "
+                + "still be matched) and store it again."
         case errSecDecode:
-            return "the item is damaged or was copied from another keychain; delete it and store it again."
+            return "an item is damaged or was copied from another keychain, and stops the listing: list one access "
+                + "group at a time (keysmith --access-group GROUP dump-keychain) to find where it is, delete it with "
+                + "keysmith delete-generic-password (or delete-internet-password) -s SERVICE -a ACCOUNT --all, and store "
+                + "it again."
         default:
             return nil
         }
@@ -203,27 +223,46 @@ enum KeychainStatusExplanation {
     ///   - outcome: The failed call's status and diagnostics.
     ///   - context: The command and keychain, for the hint.
     ///   - notFoundMessage: The sentence for `errSecItemNotFound` (names what was looked for).
-    /// - Returns: The error: exit 44 for not found, else 1.
+    ///   - duplicateMessage: The sentence for `errSecDuplicateItem` (names the item that exists,
+    ///     in the command's words rather than the engine's attribute codes).
+    /// - Returns: The error: exit 44 for not found, 45 for an item that exists, else 1.
     static func error(
-        for outcome: KeychainCallOutcome, context: KeychainCallContext, notFoundMessage: String? = nil
+        for outcome: KeychainCallOutcome, context: KeychainCallContext, notFoundMessage: String? = nil,
+        duplicateMessage: String? = nil
     ) -> CommandLineError {
         let status = outcome.status
         var message: String
         if status == errSecItemNotFound, let notFoundMessage {
             message = notFoundMessage
+        } else if status == errSecDuplicateItem, let duplicateMessage {
+            message = duplicateMessage
         } else if let cause = outcome.cause {
-            message = cause
+            message = context.naming(cause)
         } else {
             message = genericMessage(for: status)
         }
         if message.hasSuffix(".") { message.removeLast() }
+        if status == errSecItemNotFound {
+            // Say where it looked: a mistyped KEYSMITH_HOME is the first thing to rule out.
+            message += context.keychainExists
+                ? " in the keychain at \(context.keychainDescription)"
+                : " (there is no keychain at \(context.keychainDescription) yet; \(context.keychainOrigin) chose it)"
+        }
         message += " (\(label(for: status)))."
         // The CLI's own hint wins where it can name a flag (-U, --access-group); elsewhere the
         // engine's recovery is the more precise one (for example the chmod command to run).
-        let recovery = flagHintStatuses.contains(status)
-            ? hint(for: status, context: context) ?? outcome.engineRecovery
-            : outcome.engineRecovery ?? hint(for: status, context: context)
-        let exitCode: ExitCode = status == errSecItemNotFound ? .itemNotFound : .failure
+        let engineRecovery = outcome.engineRecovery.map(context.naming)
+        let cliHintFirst = flagHintStatuses.contains(status)
+            && !(status == errSecMissingEntitlement && context.hasConfigurationIssue)
+        let recovery = cliHintFirst
+            ? hint(for: status, context: context) ?? engineRecovery
+            : engineRecovery ?? hint(for: status, context: context)
+        let exitCode: ExitCode
+        switch status {
+        case errSecItemNotFound: exitCode = .itemNotFound
+        case errSecDuplicateItem: exitCode = .duplicateItem
+        default: exitCode = .failure
+        }
         return CommandLineError(exitCode, message, recovery: recovery, status: status)
     }
 }
@@ -240,4 +279,18 @@ struct KeychainCallContext: Sendable {
     let accessGroupsDescription: String
     /// The keychain directory in force.
     let keychainDescription: String
+    /// Where the keychain directory came from: `--keychain`, `KEYSMITH_HOME`, ...
+    var keychainOrigin: String = "KEYSMITH_HOME"
+    /// Whether the keychain exists yet.
+    var keychainExists: Bool = true
+    /// Whether the access-group configuration itself is broken (its fix comes first).
+    var hasConfigurationIssue: Bool = false
+    /// Whether the run saw the items of every access group (nothing configured).
+    var seesEveryGroup: Bool = false
+
+    /// An engine message with the keychain setting named as this run chose it (the engine
+    /// speaks of KEYSMITH_HOME; with --keychain, the flag is what to change).
+    func naming(_ text: String) -> String {
+        keychainOrigin == "--keychain" ? text.replacingOccurrences(of: "KEYSMITH_HOME", with: "--keychain") : text
+    }
 }

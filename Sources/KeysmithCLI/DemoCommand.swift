@@ -9,9 +9,9 @@ import Darwin
 #endif
 
 // `keysmith demo`: two short, readable walkthroughs on a fresh temporary keychain. The
-// default is seed 000's Project X (ProjectXDemo.swift): a key found first in a config file,
-// then in the keychain, the two control groups, a rotation with a minimum version, and the
-// audit. `demo --items` walks through the item commands. Each step prints the command as a
+// default is a walkthrough of an app's keys (AppKeysWalkthrough.swift): a key found first in
+// a config file, then in the keychain (with and without the config file's copy), a rotation
+// with a minimum version, and the audit. `demo --items` walks through the item commands. Each step prints the command as a
 // person would type it, runs it through the real dispatcher (same parsing, same SecItem
 // calls), and shows its output and exit status. Secrets are never printed.
 
@@ -20,11 +20,11 @@ public enum DemoCommand {
     /// The demo command.
     public static let command = Command(
         name: "demo", group: .tool, synopsis: "[--items]",
-        summary: "Walk through seed 000's Project X on a temporary keychain (--items: the item commands)",
-        details: "Without options: the Project X walkthrough of seed 000, section 4. A Keys.plist is written to a "
+        summary: "Walk through an app's keys on a temporary keychain (--items: the item commands)",
+        details: "Without options: a walkthrough of an app's keys. A Keys.plist is written to a "
             + "temporary directory; api_key is found first in that config file (version builtin), then stored in "
-            + "the keychain and found there (the keychain wins); the seed's two control groups (keychain only; "
-            + "keychain and plist) both answer from the keychain; a rotation to 2024.07.01 keeps the old version, "
+            + "the keychain and found there (the keychain wins); with the key in the keychain only, and in both "
+            + "keychain and plist, the keychain answers; a rotation to 2024.07.01 keeps the old version, "
             + "resolve --min-version serves the new one and resolve --version the old one; the audit shows every "
             + "copy. Keys are never printed.\n\n"
             + "With --items: stores a generic password, finds it (attributes only), updates it with -U, finds it "
@@ -33,13 +33,13 @@ public enum DemoCommand {
             + "that is removed at the end, or the keychain given with --keychain (then only the demo's own items are "
             + "touched, and removed at the end).",
         options: [
-            OptionSpec(name: "items", long: "items", help: "The walkthrough of the item commands instead of Project X."),
+            OptionSpec(name: "items", long: "items", help: "The walkthrough of the item commands instead of the app's keys."),
         ]
     ) { invocation throws(CommandLineError) in
         if invocation.arguments.contains("items") {
             try ItemWalkthrough(invocation).run()
         } else {
-            try ProjectXWalkthrough(invocation).run()
+            try AppKeysWalkthrough(invocation).run()
         }
     }
 }
@@ -188,7 +188,7 @@ struct ItemWalkthrough {
         guard made != nil else {
             throw .failure(
                 "cannot create a temporary directory in \(base).",
-                recovery: "set TMPDIR to a writable directory, or give a keychain with --keychain PATH.")
+                recovery: "set TMPDIR to a writable directory, or give a keychain with --keychain DIRECTORY.")
         }
         return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }

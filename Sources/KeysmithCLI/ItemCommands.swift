@@ -42,7 +42,8 @@ enum PasswordKind: Sendable {
                 OptionSpec(name: "label", short: "l", value: .required("LABEL"), help: "The label (kSecAttrLabel); add uses the service when none is given."),
                 OptionSpec(name: "comment", short: "j", value: .required("COMMENT"), help: "The comment (kSecAttrComment)."),
                 OptionSpec(name: "kind", short: "D", value: .required("KIND"), help: "The kind, a description of the item (kSecAttrDescription)."),
-            ]
+                OptionSpec(name: "generic", short: "G", value: .required("VALUE"), help: "The generic attribute (kSecAttrGeneric), stored as the UTF-8 bytes of VALUE."),
+            ] + PasswordKind.codeOptions
         case .internet:
             return [
                 OptionSpec(name: "server", short: "s", value: .required("SERVER"), help: "The server name (kSecAttrServer)."),
@@ -59,16 +60,22 @@ enum PasswordKind: Sendable {
                 OptionSpec(name: "label", short: "l", value: .required("LABEL"), help: "The label (kSecAttrLabel); add uses the server when none is given."),
                 OptionSpec(name: "comment", short: "j", value: .required("COMMENT"), help: "The comment (kSecAttrComment)."),
                 OptionSpec(name: "kind", short: "D", value: .required("KIND"), help: "The kind, a description of the item (kSecAttrDescription)."),
-            ]
+            ] + PasswordKind.codeOptions
         }
     }
+
+    /// `-c CREATOR` and `-C TYPE`, four-character codes as macOS `security` takes them.
+    static let codeOptions: [OptionSpec] = [
+        OptionSpec(name: "creator", short: "c", value: .required("CREATOR"), help: "The creator, a four-character code such as \"aapl\" (kSecAttrCreator)."),
+        OptionSpec(name: "type", short: "C", value: .required("TYPE"), help: "The item type, a four-character code such as \"note\" (kSecAttrType)."),
+    ]
 
     /// The selector part of the usage line.
     var selectorSynopsis: String {
         switch self {
-        case .generic: return "[-s SERVICE] [-a ACCOUNT] [-l LABEL] [-j COMMENT] [-D KIND]"
+        case .generic: return "[-s SERVICE] [-a ACCOUNT] [-l LABEL] [-j COMMENT] [-D KIND] [-G VALUE] [-c CREATOR] [-C TYPE]"
         case .internet:
-            return "[-s SERVER] [-a ACCOUNT] [-r PROTOCOL] [-P PORT] [-p PATH] [-d DOMAIN] [-t TYPE] [-l LABEL] [-j COMMENT] [-D KIND]"
+            return "[-s SERVER] [-a ACCOUNT] [-r PROTOCOL] [-P PORT] [-p PATH] [-d DOMAIN] [-t TYPE] [-l LABEL] [-j COMMENT] [-D KIND] [-c CREATOR] [-C TYPE]"
         }
     }
 
@@ -93,6 +100,8 @@ struct Selection {
     var attributes: [String: Any] = [:]
     /// `service "api"`, `port 443`, ..., in flag order.
     var phrases: [String] = []
+    /// The attribute tag of each phrase.
+    private var tags: [String] = []
 
     /// `service "api" and account "deploy"`.
     var description: String {
@@ -110,7 +119,7 @@ struct Selection {
         func text(_ name: String, _ tag: String, _ word: String) {
             guard let value = arguments.value(name) else { return }
             attributes[tag] = value
-            phrases.append("\(word) \"\(value)\"")
+            add(tag, "\(word) \"\(value)\"")
         }
         switch kind {
         case .generic:
@@ -125,14 +134,14 @@ struct Selection {
                         "unknown protocol '\(value)'; use one of \(InternetProtocol.namesList), or a four-character code")
                 }
                 attributes["ptcl"] = code
-                phrases.append("protocol \(InternetProtocol.name(forCode: code) ?? code)")
+                add("ptcl", "protocol \(InternetProtocol.name(forCode: code) ?? code)")
             }
             if let value = arguments.value("port") {
                 guard let port = Int(value), (0...65535).contains(port) else {
                     throw invocation.usageError("the port must be a number from 0 to 65535, not '\(value)'")
                 }
                 attributes["port"] = NSNumber(value: port)
-                phrases.append("port \(port)")
+                add("port", "port \(port)")
             }
             text("path", "path", "path")
             text("domain", "sdmn", "security domain")
@@ -142,12 +151,41 @@ struct Selection {
                         "unknown authentication type '\(value)'; use one of \(AuthenticationType.namesList), or a four-character code")
                 }
                 attributes["atyp"] = code
-                phrases.append("authentication type \(AuthenticationType.name(forCode: code) ?? code)")
+                add("atyp", "authentication type \(AuthenticationType.name(forCode: code) ?? code)")
             }
         }
         text("label", "labl", "label")
         text("comment", "icmt", "comment")
         text("kind", "desc", "kind")
+        if kind == .generic, let value = arguments.value("generic") {
+            attributes["gena"] = Data(value.utf8)
+            add("gena", "generic \"\(value)\"")
+        }
+        for (name, tag, word) in [("creator", "crtr", "creator"), ("type", "type", "type")] {
+            guard let value = arguments.value(name) else { continue }
+            guard let code = FourCharacterCode.number(value) else {
+                throw invocation.usageError("the \(word) must be a four-character code such as \"aapl\", not '\(value)'")
+            }
+            attributes[tag] = code
+            add(tag, "\(word) \"\(value)\"")
+        }
+    }
+
+    /// Records the phrase of one selected attribute.
+    private mutating func add(_ tag: String, _ phrase: String) {
+        phrases.append(phrase)
+        tags.append(tag)
+    }
+
+    /// The phrases of the primary-key attributes only (`service "api" and account
+    /// "deploy"`): what makes an add collide with an existing item.
+    func primaryKeyDescription(_ kind: PasswordKind) -> String {
+        let selected = zip(tags, phrases).filter { kind.primaryKeyDefaults[$0.0] != nil }.map(\.1)
+        switch selected.count {
+        case 0: return description
+        case 1: return selected[0]
+        default: return selected.dropLast().joined(separator: ", ") + " and " + selected.last!
+        }
     }
 }
 
@@ -159,12 +197,17 @@ extension CommandInvocation {
         KeychainCallContext(
             commandName: command.name, subjectNames: kind?.subjectNames ?? "attributes",
             deleteCommand: kind.map { "delete-\($0.suffix)" } ?? "the delete command",
-            accessGroupsDescription: settings.accessGroupsDescription, keychainDescription: settings.keychainDescription)
+            accessGroupsDescription: settings.accessGroupsDescription, keychainDescription: settings.keychainDescription,
+            keychainOrigin: settings.keychainOrigin, keychainExists: settings.keychainExists,
+            hasConfigurationIssue: settings.hasConfigurationIssue, seesEveryGroup: settings.seesEveryGroup)
     }
 
     /// The error for a failed call.
-    func keychainError(_ outcome: KeychainCallOutcome, _ kind: PasswordKind?, notFound: String? = nil) -> CommandLineError {
-        KeychainStatusExplanation.error(for: outcome, context: keychainContext(kind), notFoundMessage: notFound)
+    func keychainError(
+        _ outcome: KeychainCallOutcome, _ kind: PasswordKind?, notFound: String? = nil, duplicate: String? = nil
+    ) -> CommandLineError {
+        KeychainStatusExplanation.error(
+            for: outcome, context: keychainContext(kind), notFoundMessage: notFound, duplicateMessage: duplicate)
     }
 
     /// A query: class, the selection, every synchronizable state, and the access group
@@ -199,6 +242,11 @@ private func addCommand(_ kind: PasswordKind) -> Command {
             name: "accessible", long: "accessible", value: .required("CLASS"),
             help: "When the item can be read (kSecAttrAccessible): \(Accessibility.namesList). Default: whenUnlocked."),
         OptionSpec(name: "sync", long: "sync", help: "Mark the item synchronizable (kSecAttrSynchronizable)."),
+        OptionSpec(
+            name: "trusted-application", short: "T", value: .required("APP"), repeatable: true,
+            help: "Accepted for macOS habits and ignored, with a note: application access lists do not apply here; "
+                + "every program entitled to the item's access group reads it (choose the group with --access-group)."),
+        OptionSpec(name: "any-application", short: "A", help: "Accepted for macOS habits and ignored, with a note (see -T)."),
     ]
     let example: String
     switch kind {
@@ -215,9 +263,9 @@ private func addCommand(_ kind: PasswordKind) -> Command {
     }
     return Command(
         name: "add-\(kind.suffix)", group: .items,
-        synopsis: "\(nameFlag) -a ACCOUNT [-w [PASSWORD] | --stdin] \(kind == .internet ? "[-r PROTOCOL] [-P PORT] [-p PATH] [-d DOMAIN] [-t TYPE] " : "")[-l LABEL] [-j COMMENT] [-D KIND] [-U] [--accessible CLASS] [--sync]",
+        synopsis: "\(nameFlag) -a ACCOUNT [-w [PASSWORD] | --stdin] \(kind == .internet ? "[-r PROTOCOL] [-P PORT] [-p PATH] [-d DOMAIN] [-t TYPE] " : "")[-l LABEL] [-j COMMENT] [-D KIND] \(kind == .generic ? "[-G VALUE] " : "")[-c CREATOR] [-C TYPE] [-U] [--accessible CLASS] [--sync] [-T APP] [-A]",
         summary: "Add a\(kind == .internet ? "n" : "") \(kind.noun) (update it in place with -U)",
-        details: "Stores a new \(kind.noun) in the access group that comes first (see --access-group). The secret comes from --stdin, from a prompt without echo (-w as the last argument, asked twice), or from '-w VALUE' (discouraged). Nothing secret is printed.\n\nPrints one line saying what was stored; with --json: {\"result\": \"added\" or \"updated\", \"item\": {attributes as in find-\(kind.suffix)}}.\n\nExamples:\n\n\(example)",
+        details: "Stores a new \(kind.noun) in the access group that comes first (see --access-group; by default the group every program without configured access groups shares). The secret comes from --stdin, from a prompt without echo (-w as the last argument, asked twice), or from '-w VALUE' (discouraged). Nothing secret is printed. Exit status 45 when the item already exists and -U is not given, as macOS security.\n\nPrints one line saying what was stored; with --json: {\"result\": \"added\" or \"updated\", \"item\": {attributes as in find-\(kind.suffix)}}.\n\nExamples:\n\n\(example)",
         options: options
     ) { invocation throws(CommandLineError) in
         try runAdd(kind, invocation)
@@ -226,6 +274,11 @@ private func addCommand(_ kind: PasswordKind) -> Command {
 
 private func runAdd(_ kind: PasswordKind, _ invocation: CommandInvocation) throws(CommandLineError) {
     let arguments = invocation.arguments
+    if arguments.contains("trusted-application") || arguments.contains("any-application") {
+        invocation.output.warning(
+            "application access lists (-T, -A) do not apply here and were ignored: every program entitled to the "
+                + "item's access group can read it; choose the group with --access-group.")
+    }
     _ = try invocation.requiredValue(kind.nameOption.name, spelling: kind == .generic ? "-s SERVICE" : "-s SERVER")
     _ = try invocation.requiredValue("account", spelling: "-a ACCOUNT")
     let selection = try Selection(kind, invocation)
@@ -263,12 +316,17 @@ private func runAdd(_ kind: PasswordKind, _ invocation: CommandInvocation) throw
     collisionQuery[kSecAttrSynchronizable as String] = NSNumber(value: synchronizable)
     if let group = settings.defaultAccessGroup { collisionQuery[kSecAttrAccessGroup as String] = group }
 
+    // The item an add collides with, named in the flags' words (not the engine's attribute codes).
+    let duplicate = "a\(kind == .internet ? "n" : "") \(kind.noun) with \(selection.primaryKeyDescription(kind)) already "
+        + "exists\(settings.defaultAccessGroup.map { " in access group \($0)" } ?? "")"
+
     // Without -U, say so before asking anyone to type a secret that cannot be stored.
     if !update && source == .prompt {
         let (_, existing) = copyMatching(collisionQuery)
         if existing.succeeded {
             throw invocation.keychainError(
-                KeychainCallOutcome(status: errSecDuplicateItem, cause: nil, engineRecovery: nil), kind)
+                KeychainCallOutcome(status: errSecDuplicateItem, cause: nil, engineRecovery: nil), kind,
+                duplicate: duplicate)
         }
     }
 
@@ -292,10 +350,10 @@ private func runAdd(_ kind: PasswordKind, _ invocation: CommandInvocation) throw
     var verb = "Added"
     if !added.succeeded {
         guard added.status == errSecDuplicateItem, update else {
-            throw invocation.keychainError(added, kind)
+            throw invocation.keychainError(added, kind, duplicate: duplicate)
         }
         var changes: [String: Any] = [kSecValueData as String: secret]
-        for tag in ["labl", "icmt", "desc"] {
+        for tag in ["labl", "icmt", "desc", "gena"] {
             if let value = selection.attributes[tag] { changes[tag] = value }
         }
         if let accessibility { changes[kSecAttrAccessible as String] = accessibility.code }
@@ -331,8 +389,9 @@ private func runAdd(_ kind: PasswordKind, _ invocation: CommandInvocation) throw
 
 private func findCommand(_ kind: PasswordKind) -> Command {
     let options = kind.selectorOptions + [
-        OptionSpec(name: "password", short: "w", help: "Print only the secret, followed by a newline, and nothing else (also with --json or --quiet)."),
+        OptionSpec(name: "password", short: "w", help: "Print only the secret, followed by a newline, and nothing else (also with --json or --quiet). Redirected or piped: its exact bytes. On a terminal, a secret with control characters is shown escaped, with a note."),
         OptionSpec(name: "show-password", short: "g", help: "Also print the secret, on standard error, as macOS security does: password: \"...\"."),
+        OptionSpec(name: "table", long: "table", help: "Print the attributes as an aligned table with readable names instead of in macOS security's format."),
     ]
     let fields = kind == .generic
         ? "class, service, account, label, kind, comment, accessGroup, accessible, synchronizable, created, modified"
@@ -342,9 +401,9 @@ private func findCommand(_ kind: PasswordKind) -> Command {
         : "  keysmith find-internet-password -s git.example.com -r https -a ci\n  keysmith find-internet-password -s git.example.com -a ci -w"
     return Command(
         name: "find-\(kind.suffix)", group: .items,
-        synopsis: "\(kind.selectorSynopsis) [-w] [-g]",
+        synopsis: "\(kind.selectorSynopsis) [-w] [-g] [--table]",
         summary: "Find a\(kind == .internet ? "n" : "") \(kind.noun): its attributes, or the secret alone with -w",
-        details: "Finds the first \(kind.noun) that matches every flag given (in every synchronizable state, in the access groups in force). Without -w it prints the item's attributes and never the secret. Exit status 44 when nothing matches.\n\nWith --json: one object with the fields \(fields) (attributes the item does not have are left out; dates are ISO 8601 UTC).\n\nExamples:\n\n\(example)",
+        details: "Finds the first \(kind.noun) that matches every flag given (in every synchronizable state, in the access groups in force: by default every group). Without -w it prints the item's attributes, and never the secret, in macOS security's format, so scripts that parse it keep working:\n\n  keychain: \"/home/me/.local/share/keysmith\"\n  version: 512\n  class: \"\(kind == .generic ? "genp" : "inet")\"\n  attributes:\n      0x00000007 <blob>=\"LABEL\"\n      \"acct\"<blob>=\"ACCOUNT\"\n      \"agrp\"<blob>=\"ACCESS GROUP\"\n      ...\n\nValues with control characters are shown as 0xHEX followed by the text with octal escapes, as macOS does; --table prints readable names instead. Exit status 44 when nothing matches.\n\nWith --json: one object with the fields \(fields) (attributes the item does not have are left out; dates are ISO 8601 UTC).\n\nExamples:\n\n\(example)",
         options: options
     ) { invocation throws(CommandLineError) in
         try runFind(kind, invocation)
@@ -375,8 +434,10 @@ private func runFind(_ kind: PasswordKind, _ invocation: CommandInvocation) thro
     let dates = DateText()
     if output.json {
         output.printJSON(item.jsonObject(dates: dates))
-    } else {
+    } else if invocation.arguments.contains("table") {
         for line in item.table(includeClass: true, dates: dates).lines() { output.info(line) }
+    } else {
+        for line in item.securityToolLines(keychain: invocation.settings.keychainDescription) { output.info(line) }
     }
     if showSecret {
         output.error("password: " + SecretText.human(secret ?? Data()))
@@ -390,7 +451,7 @@ private func deleteCommand(_ kind: PasswordKind) -> Command {
         name: "delete-\(kind.suffix)", group: .items,
         synopsis: kind.selectorSynopsis + " [--all]",
         summary: "Delete the \(kind.noun) that matches (every match with --all)",
-        details: "Deletes the \(kind.noun) that matches all the flags given (at least one is required), in the access groups in force. A flag left out matches every value of its attribute, so when more than one item matches nothing is deleted (exit status 1) unless --all is given: add flags to select one item, or pass --all to delete every match. Exit status 44 when nothing matches.\n\nWith --json: {\"deleted\": N}.\n\nExample:\n\n  keysmith delete-\(kind.suffix) -s \(kind == .generic ? "api.example.com" : "git.example.com") -a deploy",
+        details: "Deletes the \(kind.noun) that matches all the flags given (at least one is required), in the access groups in force. A flag left out matches every value of its attribute, so when more than one item matches nothing is deleted (exit status 1) unless --all is given: add flags to select one item, or pass --all to delete every match. A damaged match (one that cannot be read) stops the delete unless --all is given; with --all, damaged matches are deleted in the group new items go to, and one left in another group is reported with the --access-group that reaches it. Exit status 44 when nothing matches.\n\nWith --json: {\"deleted\": N} (null when damaged matches were deleted, which cannot be counted).\n\nExample:\n\n  keysmith delete-\(kind.suffix) -s \(kind == .generic ? "api.example.com" : "git.example.com") -a deploy",
         options: kind.selectorOptions + [
             OptionSpec(
                 name: "all", long: "all",
@@ -402,30 +463,123 @@ private func deleteCommand(_ kind: PasswordKind) -> Command {
             throw invocation.usageError("say which item to delete, for example with \(kind == .generic ? "-s SERVICE" : "-s SERVER") -a ACCOUNT")
         }
         let query = invocation.baseQuery(kind, selection)
-        var counting = query
-        counting[kSecMatchLimit as String] = kSecMatchLimitAll as String
-        counting[kSecReturnPersistentRef as String] = kCFBooleanTrue
-        let (matches, _) = copyMatching(counting)
-        let count = (matches as? NSArray)?.count ?? (matches == nil ? 0 : 1)
-        // A flag left out matches every value of its attribute (every account of a service,
-        // every port and path of a server): delete more than one item only when asked.
-        if count > 1 && !invocation.arguments.contains("all") {
-            throw CommandLineError.failure(
-                "\(count) \(kind.noun)s match \(selection.description); nothing was deleted.",
-                recovery: "add flags to select one item (\(kind.selectorSynopsis); keysmith dump-keychain lists "
-                    + "them), or pass --all to delete all \(count).")
+        let notFound = "no \(kind.noun) with \(selection.description)"
+        let deleteAll = invocation.arguments.contains("all")
+        // Set once the damaged matches were deleted by a plain SecItemDelete: that reaches
+        // the groups this run writes by default, and the matches left are counted again.
+        var damagedMatchesDeleted = false
+        while true {
+            var counting = query
+            counting[kSecMatchLimit as String] = kSecMatchLimitAll as String
+            counting[kSecReturnPersistentRef as String] = kCFBooleanTrue
+            counting[kSecReturnAttributes as String] = kCFBooleanTrue
+            let (matches, counted) = copyMatching(counting)
+            if counted.status == errSecItemNotFound && damagedMatchesDeleted {
+                report(deleted: nil, kind, selection, invocation.output)
+                return
+            }
+            guard counted.succeeded else {
+                // A damaged item makes the count fail: the items it covers cannot be listed, so
+                // nothing is deleted unless --all asked for every match, the damaged ones included.
+                guard counted.status == errSecDecode, deleteAll, !damagedMatchesDeleted else {
+                    throw damagedCountError(counted, kind, selection, invocation, afterDeleting: damagedMatchesDeleted)
+                }
+                let deleted = KeychainCallOutcome.capture { SecItemDelete(query as CFDictionary) }
+                guard deleted.succeeded || deleted.status == errSecItemNotFound else {
+                    throw damagedCountError(deleted, kind, selection, invocation, afterDeleting: false)
+                }
+                damagedMatchesDeleted = true
+                continue
+            }
+            let items = ((matches as? [NSDictionary]) ?? (matches as? NSDictionary).map { [$0] } ?? [])
+            // A flag left out matches every value of its attribute (every account of a service,
+            // every port and path of a server): delete more than one item only when asked.
+            if items.count > 1 && !deleteAll {
+                // Items alike in every attribute but their access group differ by no flag: the
+                // group is chosen with --access-group.
+                var groups: [String] = []
+                for item in items {
+                    if let group = item[kSecAttrAccessGroup as String] as? String, !groups.contains(group) {
+                        groups.append(group)
+                    }
+                }
+                let groupChoice = invocation.settings.seesEveryGroup && groups.count > 1
+                    ? ", choose the access group with --access-group GROUP (they are in \(groups.joined(separator: ", ")))"
+                    : ""
+                throw CommandLineError.failure(
+                    "\(items.count) \(kind.noun)s match \(selection.description); nothing was deleted.",
+                    recovery: "add flags to select one item (\(kind.selectorSynopsis); keysmith dump-keychain lists "
+                        + "them)\(groupChoice), or pass --all to delete all \(items.count).")
+            }
+            // Delete exactly the items counted, by persistent reference: an item added after the
+            // count (by another process) is never deleted with them.
+            var deleted = 0
+            for item in items {
+                guard let reference = item[kSecValuePersistentRef as String] else { continue }
+                let one: [String: Any] = [kSecClass as String: kind.classCode, kSecValuePersistentRef as String: reference]
+                let outcome = invocation.settings.inAccessGroup(item[kSecAttrAccessGroup as String] as? String) {
+                    KeychainCallOutcome.capture { SecItemDelete(one as CFDictionary) }
+                }
+                if outcome.status == errSecItemNotFound { continue }  // deleted meanwhile by someone else
+                guard outcome.succeeded else {
+                    if deleted > 0 { invocation.output.warning("\(deleted) of \(items.count) matching items were deleted before this failure.") }
+                    throw invocation.keychainError(outcome, kind, notFound: notFound)
+                }
+                deleted += 1
+            }
+            guard deleted > 0 || damagedMatchesDeleted else {
+                throw invocation.keychainError(
+                    KeychainCallOutcome(status: errSecItemNotFound, cause: nil, engineRecovery: nil), kind, notFound: notFound)
+            }
+            report(deleted: damagedMatchesDeleted ? nil : deleted, kind, selection, invocation.output)
+            return
         }
-        let deleted = KeychainCallOutcome.capture { SecItemDelete(query as CFDictionary) }
-        guard deleted.succeeded else {
-            throw invocation.keychainError(deleted, kind, notFound: "no \(kind.noun) with \(selection.description)")
-        }
-        let output = invocation.output
-        if output.json {
-            output.printJSON(["deleted": max(count, 1)])
-        } else {
-            let noun = count > 1 ? "\(count) \(kind.noun)s" : kind.noun
-            output.info("Deleted \(noun) with \(selection.description).")
-        }
+    }
+}
+
+/// The error for a count that failed: a damaged match says what `--all` does about it (and,
+/// once the damaged matches of the default groups were deleted, that one is left in another
+/// group, which `--access-group` reaches).
+private func damagedCountError(
+    _ counted: KeychainCallOutcome, _ kind: PasswordKind, _ selection: Selection, _ invocation: CommandInvocation,
+    afterDeleting: Bool
+) -> CommandLineError {
+    let error = invocation.keychainError(counted, kind, notFound: "no \(kind.noun) with \(selection.description)")
+    guard counted.status == errSecDecode else { return error }
+    let names = kind == .generic ? "service and account" : "server and account"
+    let byNamesAlone = selection.attributes.keys.allSatisfy { $0 == kind.nameOption.tag || $0 == "acct" }
+    let reachable = byNamesAlone
+        ? "pass --all"
+        : "pass --all with -s and -a alone (a damaged item's other attributes cannot be read, so only a delete by "
+            + "\(names) reaches it)"
+    guard afterDeleting else {
+        return CommandLineError(
+            error.exitCode, "cannot count the \(kind.noun)s that match \(selection.description), so nothing was "
+                + "deleted: \(error.message)",
+            recovery: "a matching item is damaged; to delete every match, the damaged one included, \(reachable).",
+            status: counted.status)
+    }
+    let groups = invocation.settings.seesEveryGroup
+        ? "the group new items go to (\(invocation.settings.defaultAccessGroup ?? "none"))"
+        : "the access groups in force"
+    return CommandLineError(
+        error.exitCode, "the matches in \(groups), if any, were deleted; a damaged \(kind.noun) that matches "
+            + "\(selection.description) is left in another access group: \(error.message)",
+        recovery: "run the delete again with --access-group GROUP --all, GROUP being the access group of the "
+            + "program that stored the item" + (byNamesAlone ? "." : ", and with -s and -a alone (a damaged item's "
+            + "other attributes cannot be read, so only a delete by \(names) reaches it)."),
+        status: counted.status)
+}
+
+/// Prints what a delete did (`nil`: every match, number unknown).
+private func report(deleted count: Int?, _ kind: PasswordKind, _ selection: Selection, _ output: Output) {
+    if output.json {
+        output.printJSON(["deleted": count.map { $0 as Any } ?? NSNull()])
+    } else if let count {
+        let noun = count > 1 ? "\(count) \(kind.noun)s" : kind.noun
+        output.info("Deleted \(noun) with \(selection.description).")
+    } else {
+        output.info("Deleted every \(kind.noun) with \(selection.description).")
     }
 }
 
@@ -434,7 +588,7 @@ private func deleteCommand(_ kind: PasswordKind) -> Command {
 private let dumpCommand = Command(
     name: "dump-keychain", group: .items, synopsis: "[-d]",
     summary: "List every item's attributes (and secrets, with -d)",
-    details: "Lists every item the access groups in force can read: generic and internet passwords, certificates and keys, sorted by class and name. Secrets are read and printed only with -d. A terminal shows progress for large keychains.\n\nWith --json: {\"keychain\": PATH, \"accessGroups\": [...], \"count\": N, \"items\": [objects as in find-generic-password / find-internet-password]}; with -d each item also has \"passwordBase64\" and, when the secret is UTF-8, \"password\".\n\nExamples:\n\n  keysmith dump-keychain\n  keysmith --json dump-keychain | jq '.items[].service'",
+    details: "Lists every item the access groups in force can read (by default every item, with its access group): generic and internet passwords, certificates and keys, sorted by class and name. Secrets are read and printed only with -d. A terminal shows progress for large keychains.\n\nWith --json: {\"keychain\": PATH, \"accessGroups\": [the groups in force; \"*\" means every group], \"count\": N, \"items\": [objects as in find-generic-password / find-internet-password]}; with -d each item also has \"passwordBase64\" and, when the secret is UTF-8, \"password\".\n\nExamples:\n\n  keysmith dump-keychain\n  keysmith --json dump-keychain | jq '.items[].service'",
     options: [OptionSpec(name: "data", short: "d", help: "Also print each item's secret (decrypted).")]
 ) { invocation throws(CommandLineError) in
     let includeSecrets = invocation.arguments.contains("data")
@@ -471,7 +625,6 @@ private let dumpCommand = Command(
     let formatting = output.progress("Formatting items", total: items.count)
     defer { formatting.finish() }
     if output.json {
-        guard !output.quiet else { return }
         var objects: [[String: Any]] = []
         for (index, (item, secret)) in items.enumerated() {
             var object = item.jsonObject(dates: dates)
@@ -481,18 +634,20 @@ private let dumpCommand = Command(
         }
         var document: [String: Any] = ["count": objects.count, "items": objects, "accessGroups": settings.accessGroups]
         document["keychain"] = settings.keychainDirectory?.path ?? NSNull()
-        output.printJSON(document)
+        output.printJSON(document, revealed: includeSecrets)
         return
     }
-    output.info("keychain: \(settings.keychainDescription)")
-    output.info("access groups: \(settings.accessGroupsDescription)")
-    output.info(items.count == 1 ? "1 item" : "\(items.count) items")
+    // With -d the listing is what a reveal flag asked for: printed also with --quiet.
+    let print: (String) -> Void = includeSecrets ? output.revealed : output.info
+    print("keychain: \(settings.keychainDescription)\(settings.keychainExists ? "" : " (does not exist yet)")")
+    print("access groups: \(settings.accessGroupsDescription)")
+    print(items.count == 1 ? "1 item" : "\(items.count) items")
     for (index, (item, secret)) in items.enumerated() {
-        output.info("")
-        output.info(item.className)
+        print("")
+        print(item.className)
         var table = item.table(includeClass: false, dates: dates)
         if includeSecrets { table.add("password", secret.map(SecretText.human) ?? "(none)") }
-        for line in table.lines(indent: 2) { output.info(line) }
+        for line in table.lines(indent: 2) { print(line) }
         formatting.update(index + 1)
     }
 }

@@ -82,6 +82,25 @@ struct ItemPresentation {
         return object
     }
 
+    /// The item in macOS `security`'s format (`find-generic-password` without `-w`), which
+    /// scripts parse: `keychain:`, `version:`, `class:`, then `attributes:` with one line
+    /// per attribute, `    "acct"<blob>="deploy"`, in macOS's order; the label is
+    /// `0x00000007`, absent attributes are `<NULL>`. The access group, which macOS's file
+    /// keychains do not have, is one more line of the same form (`"agrp"<blob>=…`).
+    /// - Parameter keychain: The keychain's path, for the first line.
+    /// - Returns: The lines.
+    func securityToolLines(keychain: String) -> [String] {
+        var lines = [
+            "keychain: \(SecurityToolFormat.quoted(keychain))", "version: 512", "class: \(SecurityToolFormat.quoted(classCode))",
+            "attributes:",
+        ]
+        for (name, tag, type) in SecurityToolFormat.layout(classCode) {
+            let value = tag.flatMap { attributes[$0] }
+            lines.append("    \(name)<\(type)>=\(SecurityToolFormat.value(value, type: type, tag: tag))")
+        }
+        return lines
+    }
+
     private func orderedAttributes() -> [(String, AnyObject)] {
         let known = AttributeCatalog.entries.compactMap { entry in attributes[entry.tag].map { (entry.tag, $0) } }
         let unknown = attributes.keys.filter { AttributeCatalog.entry($0) == nil }.sorted().map { ($0, attributes[$0]!) }
@@ -165,6 +184,10 @@ final class DateText {
 enum AttributeCatalog {
     enum Kind {
         case text, number, boolean, date, accessible, protocolCode, authenticationType, accessControl, hidden
+        /// A four-character code kept as a number (creator, type): shown as its characters.
+        case fourCharacterCode
+        /// Bytes that are usually text (the generic attribute).
+        case blob
     }
 
     struct Entry {
@@ -187,10 +210,10 @@ enum AttributeCatalog {
         Entry(tag: "labl", label: "label", jsonKey: "label", kind: .text),
         Entry(tag: "desc", label: "kind", jsonKey: "kind", kind: .text),
         Entry(tag: "icmt", label: "comment", jsonKey: "comment", kind: .text),
-        Entry(tag: "gena", label: "generic", jsonKey: "generic", kind: .text),
+        Entry(tag: "gena", label: "generic", jsonKey: "generic", kind: .blob),
         Entry(tag: "atag", label: "application tag", jsonKey: "applicationTag", kind: .text),
-        Entry(tag: "crtr", label: "creator", jsonKey: "creator", kind: .number),
-        Entry(tag: "type", label: "type", jsonKey: "type", kind: .number),
+        Entry(tag: "crtr", label: "creator", jsonKey: "creator", kind: .fourCharacterCode),
+        Entry(tag: "type", label: "type", jsonKey: "type", kind: .fourCharacterCode),
         Entry(tag: "agrp", label: "access group", jsonKey: "accessGroup", kind: .text),
         Entry(tag: "pdmn", label: "accessible", jsonKey: "accessible", kind: .accessible),
         Entry(tag: "accc", label: "access control", jsonKey: "accessControl", kind: .accessControl),
@@ -237,7 +260,10 @@ enum AttributeCatalog {
             return AuthenticationType.name(forCode: code).map { "\($0) (\(code))" } ?? code
         case .accessControl:
             return accessControlText(value)
-        case .text:
+        case .fourCharacterCode:
+            if let number = value as? NSNumber, number.intValue == 0 { return nil }
+            return FourCharacterCode.text(value) ?? describe(value)
+        case .text, .blob:
             let text = describe(value)
             return text.isEmpty ? nil : text
         }
@@ -258,18 +284,36 @@ enum AttributeCatalog {
         case .accessControl:
             return accessControlText(value)
         case .protocolCode:
-            if let number = value as? NSNumber, number.intValue == 0 { return "" }
-            return jsonScalar(value)
+            // Left at its default (0 or ""): absent. A known code by its name ("https").
+            if let number = value as? NSNumber, number.intValue == 0 { return nil }
+            guard let code = value as? String else { return jsonScalar(value) }
+            if code.isEmpty { return nil }
+            return InternetProtocol.name(forCode: code) ?? code
+        case .authenticationType:
+            guard let code = value as? String else { return jsonScalar(value) }
+            if code.isEmpty { return nil }
+            return AuthenticationType.name(forCode: code) ?? code
         case .accessible:
             guard let code = value as? String else { return jsonScalar(value) }
             return Accessibility(code: code)?.name ?? code
-        case .text, .number, .authenticationType:
+        case .number:
+            if tag == "port", let number = value as? NSNumber, number.intValue == 0 { return nil }
+            return jsonScalar(value)
+        case .fourCharacterCode:
+            if let number = value as? NSNumber, number.intValue == 0 { return nil }
+            return FourCharacterCode.text(value) ?? jsonScalar(value)
+        case .blob:
+            if let data = value as? Data, let text = String(data: data, encoding: .utf8) { return text }
+            return jsonScalar(value)
+        case .text:
+            // Internet passwords carry path and security domain as "" when not given.
+            if tag == "path" || tag == "sdmn", let string = value as? String, string.isEmpty { return nil }
             return jsonScalar(value)
         }
     }
 
     private static func accessControlText(_ value: AnyObject) -> String {
-        #if canImport(Security)
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         return "present"
         #else
         guard let control = value as? SecAccessControl else { return "present" }
@@ -281,10 +325,10 @@ enum AttributeCatalog {
     /// Text for any attribute value: strings as they are, numbers in decimal, printable
     /// UTF-8 data as text, other data in hexadecimal.
     static func describe(_ value: AnyObject) -> String {
-        if let string = value as? String { return string }
+        if let string = value as? String { return TerminalText.escaped(string) }
         if let data = value as? Data {
             if let text = String(data: data, encoding: .utf8),
-                text.unicodeScalars.allSatisfy({ !CharacterSet.controlCharacters.contains($0) })
+                text.unicodeScalars.allSatisfy({ !TerminalText.isControl($0) })
             {
                 return text
             }
@@ -392,4 +436,121 @@ enum AuthenticationType {
     }
 
     static var namesList: String { codes.map(\.name).joined(separator: ", ") }
+}
+
+/// Four-character codes (`'aapl'`) kept as 32-bit numbers, as `kSecAttrCreator` and
+/// `kSecAttrType` are.
+enum FourCharacterCode {
+    /// The number for a code of four ASCII characters, or `nil`.
+    static func number(_ text: String) -> NSNumber? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 4, bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
+        return NSNumber(value: bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+    }
+
+    /// The characters of a number whose four bytes are printable ASCII, or `nil`.
+    static func text(_ value: AnyObject) -> String? {
+        guard let number = value as? NSNumber else { return nil }
+        let raw = number.uint32Value
+        let bytes = (0..<4).map { UInt8(truncatingIfNeeded: raw >> (24 - 8 * $0)) }
+        guard bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// macOS `security`'s way of printing attributes.
+enum SecurityToolFormat {
+    /// The attribute lines of a class, in macOS's order: printed name, tag (`nil`: an
+    /// attribute this keychain does not keep, always `<NULL>`), type.
+    static func layout(_ classCode: String) -> [(name: String, tag: String?, type: String)] {
+        var rows: [(String, String?, String)] = [
+            ("0x00000007 ", "labl", "blob"), ("0x00000008 ", nil, "blob"), ("\"acct\"", "acct", "blob"),
+            ("\"agrp\"", "agrp", "blob"),
+        ]
+        if classCode == "inet" { rows.append(("\"atyp\"", "atyp", "blob")) }
+        rows += [
+            ("\"cdat\"", "cdat", "timedate"), ("\"crtr\"", "crtr", "uint32"), ("\"cusi\"", nil, "sint32"),
+            ("\"desc\"", "desc", "blob"),
+        ]
+        if classCode == "genp" { rows.append(("\"gena\"", "gena", "blob")) }
+        rows += [
+            ("\"icmt\"", "icmt", "blob"), ("\"invi\"", "invi", "sint32"), ("\"mdat\"", "mdat", "timedate"),
+            ("\"nega\"", "nega", "sint32"),
+        ]
+        if classCode == "inet" {
+            rows += [("\"path\"", "path", "blob"), ("\"port\"", "port", "uint32")]
+        }
+        rows.append(("\"prot\"", nil, "blob"))
+        if classCode == "inet" { rows.append(("\"ptcl\"", "ptcl", "uint32")) }
+        rows.append(("\"scrp\"", nil, "sint32"))
+        if classCode == "inet" { rows += [("\"sdmn\"", "sdmn", "blob"), ("\"srvr\"", "srvr", "blob")] }
+        if classCode == "genp" { rows.append(("\"svce\"", "svce", "blob")) }
+        rows.append(("\"type\"", "type", "uint32"))
+        return rows.map { (name: $0.0, tag: $0.1, type: $0.2) }
+    }
+
+    /// A value as macOS prints it: `"text"`, `0xHEX  "octal-escaped text"` for bytes that
+    /// are not printable, `0x0000ABCD ` for numbers, `"htps"` for four-character codes,
+    /// `<NULL>` when absent or empty.
+    static func value(_ value: AnyObject?, type: String, tag: String?) -> String {
+        guard let value else { return "<NULL>" }
+        switch type {
+        case "timedate":
+            guard let date = value as? Date else { return "<NULL>" }
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = "yyyyMMddHHmmss'Z'"
+            return bytes(Data(formatter.string(from: date).utf8) + Data([0]))
+        case "uint32", "sint32":
+            if let code = value as? String {
+                // Four-character codes such as the protocol are stored as text.
+                return code.isEmpty ? "<NULL>" : quoted(code)
+            }
+            guard let number = value as? NSNumber else { return "<NULL>" }
+            if type == "uint32", tag != "port", number.uint32Value != 0, let code = FourCharacterCode.text(number) {
+                return quoted(code)
+            }
+            if tag == "ptcl" && number.intValue == 0 { return "<NULL>" }
+            let hex = String(number.uint32Value, radix: 16, uppercase: true)
+            return "0x" + String(repeating: "0", count: max(0, 8 - hex.count)) + hex + " "
+        default:
+            if let string = value as? String {
+                if string.isEmpty { return "<NULL>" }
+                return string.unicodeScalars.contains(where: TerminalText.isControl) ? bytes(Data(string.utf8)) : quoted(string)
+            }
+            if let data = value as? Data {
+                if data.isEmpty { return "<NULL>" }
+                if let text = String(data: data, encoding: .utf8), !text.unicodeScalars.contains(where: TerminalText.isControl) {
+                    return quoted(text)
+                }
+                return bytes(data)
+            }
+            if let number = value as? NSNumber { return quoted(number.stringValue) }
+            return "<NULL>"
+        }
+    }
+
+    /// `"text"`, with `"` and `\` escaped as macOS does.
+    static func quoted(_ text: String) -> String {
+        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+
+    /// `0xHEX  "text"`, the text with every byte outside printable ASCII as a three-digit
+    /// octal escape (`\012`), as macOS prints bytes that are not plain text.
+    static func bytes(_ data: Data) -> String {
+        let hex = data.map { String(format: "%02X", $0) }.joined()
+        var text = ""
+        for byte in data {
+            switch byte {
+            case 0x22: text += "\\\""
+            case 0x5C: text += "\\\\"
+            case 0x20..<0x7F: text.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let octal = String(byte, radix: 8)
+                text += "\\" + String(repeating: "0", count: 3 - octal.count) + octal
+            }
+        }
+        return "0x\(hex)  \"\(text)\""
+    }
 }

@@ -6,44 +6,61 @@ import KeychainServices
 
 /// The options every command accepts, before or after the command name.
 public enum GlobalOptions {
-    /// `--keychain PATH`, `--access-group GROUP`, `--json`, `--quiet`, `-h`/`--help`.
+    /// `--keychain DIRECTORY`, `--access-group GROUP`, `--json`, `--quiet`, `-h`/`--help`.
     public static let specs: [OptionSpec] = [
         OptionSpec(
-            long: "keychain", value: .required("PATH"),
-            help: "The keychain directory to use (created 0700 if missing). Default: $KEYSMITH_HOME, else "
-                + "$XDG_DATA_HOME/keysmith, else ~/.local/share/keysmith."),
+            long: "keychain", value: .required("DIRECTORY"),
+            help: "The keychain directory to use (it holds keychain.db and device.key; the first item added "
+                + "creates it, 0700; reading never does). Default: $KEYSMITH_HOME, else $XDG_DATA_HOME/keysmith, "
+                + "else ~/.local/share/keysmith."),
         OptionSpec(
             name: "access-group", long: "access-group", value: .required("GROUP"), repeatable: true,
-            help: "Act as a program entitled to GROUP (repeatable, or comma-separated). The first group is "
-                + "where new items go; finds and deletes see only these groups. Default: "
-                + "$KEYSMITH_ACCESS_GROUPS, else the groups of the entitlements plist in "
-                + "$KEYSMITH_ENTITLEMENTS, else \"\(GlobalSettings.defaultAccessGroup)\"."),
+            help: "Act as a program entitled to GROUP (repeatable, or comma-separated): the first group is "
+                + "where new items go, and finds and deletes see only these groups. Default: "
+                + "$KEYSMITH_ACCESS_GROUPS, else the groups of the entitlements plist in $KEYSMITH_ENTITLEMENTS, "
+                + "else new items go to \"\(GlobalSettings.defaultAccessGroup)\", the group every program without "
+                + "configured access groups shares, and finds, deletes and dump-keychain see every group."),
         OptionSpec(long: "json", help: "Print data as JSON (sorted keys; fields listed in each command's help)."),
         OptionSpec(
             long: "quiet",
-            help: "Print nothing on standard output except what a reveal flag (-w, --reveal) asked for; the exit status "
-                + "tells the outcome. Errors and warnings still go to standard error."),
+            help: "Print nothing on standard output except what a reveal flag (-w, -d, --reveal) asked for; the exit "
+                + "status tells the outcome. Errors and warnings still go to standard error."),
         OptionSpec(name: "help", short: "h", long: "help", help: "Show the help of the command and exit."),
     ]
+
+    /// `--version`, accepted before the command only (`resolve` and `explain` have a
+    /// `--version VERSION` of their own).
+    static let version = OptionSpec(name: "tool-version", long: "version", help: "Print the version of keysmith and exit.")
+
+    /// The version `keysmith --version` prints.
+    public static let toolVersion = "0.9.0"
 }
 
 /// The settings of one run that come from the global options and the environment.
 public struct GlobalSettings: Sendable {
-    /// The access group the CLI uses when none is configured: a stable name, so items
-    /// stored by one version of the tool are found by the next (the engine's own default
-    /// would be derived from the executable's name).
-    public static let defaultAccessGroup = "keysmith.cli"
+    /// The access group new items go to when none is configured: the one every program
+    /// without configured access groups shares, so what the tool stores an app reads.
+    #if canImport(Security) || KEYSMITH_APPLE_SURFACE
+    public static let defaultAccessGroup = "keysmith.shared"
+    #else
+    public static let defaultAccessGroup = KeychainEnvironment.sharedAccessGroup
+    #endif
 
     /// The keychain directory in force (Linux), or `nil` where the system keychain is used.
     public let keychainDirectory: URL?
-    /// The access groups in force, default group first. Where the system keychain is used,
-    /// only the groups given with `--access-group`.
+    /// Where ``keychainDirectory`` came from, for messages: `--keychain`, `KEYSMITH_HOME`,
+    /// `XDG_DATA_HOME` or `the default location`.
+    public let keychainOrigin: String
+    /// The access groups in force, default group first (`*` when every group is seen).
+    /// Where the system keychain is used, only the groups given with `--access-group`.
     public let accessGroups: [String]
     /// Where ``accessGroups`` came from, for messages: `--access-group`, an environment
     /// variable, or the default.
     public let accessGroupOrigin: String
     /// Whether `--access-group` was given.
     public let accessGroupsGivenExplicitly: Bool
+    /// Whether this run sees the items of every access group (nothing configured).
+    public let seesEveryGroup: Bool
     /// `--json`.
     public let json: Bool
     /// `--quiet`.
@@ -53,10 +70,10 @@ public struct GlobalSettings: Sendable {
     /// - Parameters:
     ///   - arguments: The parsed command line.
     ///   - environment: The process environment (`KEYSMITH_HOME`, `KEYSMITH_ACCESS_GROUPS`,
-    ///     `KEYSMITH_ENTITLEMENTS`, `XDG_DATA_HOME`, `HOME`).
+    ///     `KEYSMITH_ENTITLEMENTS`, `KEYSMITH_TEAM_ID`, `XDG_DATA_HOME`, `HOME`).
     ///   - usageLine: The usage line for errors.
-    /// - Throws: A usage error for `--keychain` where the system keychain is used, or an
-    ///   empty `--keychain` or `--access-group` value.
+    /// - Throws: A usage error for `--keychain` where the system keychain is used, a
+    ///   `--keychain` that names a file, or an empty `--keychain` or `--access-group` value.
     public init(arguments: ParsedArguments, environment: [String: String], usageLine: String) throws(CommandLineError) {
         json = arguments.contains("json")
         quiet = arguments.contains("quiet")
@@ -67,57 +84,98 @@ public struct GlobalSettings: Sendable {
             throw .usage("--access-group needs a group name", usageLine: usageLine)
         }
         accessGroupsGivenExplicitly = !explicitGroups.isEmpty
-        #if canImport(Security)
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         if arguments.contains("keychain") {
             throw .usage(
                 "--keychain is available only where keysmith runs its own keychain (Linux); here the system "
                     + "keychain is used", usageLine: usageLine)
         }
         keychainDirectory = nil
+        keychainOrigin = "the system"
         accessGroups = explicitGroups
         accessGroupOrigin = explicitGroups.isEmpty ? "the program's entitlements" : "--access-group"
+        seesEveryGroup = explicitGroups.isEmpty
         #else
         let fromEnvironment = KeychainEnvironment.fromProcessEnvironment(environment)
         if let path = arguments.value("keychain") {
             guard !path.isEmpty else { throw .usage("--keychain needs a directory", usageLine: usageLine) }
-            keychainDirectory = URL(fileURLWithPath: path, isDirectory: true).standardizedFileURL
+            let url = URL(fileURLWithPath: path, isDirectory: true).standardizedFileURL
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                throw .failure(
+                    "the keychain location \(url.path) given with --keychain is a file, not a directory.",
+                    recovery: "give --keychain the keychain's directory (it holds keychain.db and device.key; the first "
+                        + "add creates it), not a keychain file as macOS security takes.")
+            }
+            keychainDirectory = url
+            keychainOrigin = "--keychain"
         } else {
             keychainDirectory = fromEnvironment.directory
+            if let home = environment["KEYSMITH_HOME"], !home.isEmpty {
+                keychainOrigin = "KEYSMITH_HOME"
+            } else if let data = environment["XDG_DATA_HOME"], !data.isEmpty {
+                keychainOrigin = "XDG_DATA_HOME"
+            } else {
+                keychainOrigin = "the default location"
+            }
         }
         if !explicitGroups.isEmpty {
             accessGroups = explicitGroups
             accessGroupOrigin = "--access-group"
-        } else if let list = environment["KEYSMITH_ACCESS_GROUPS"], !list.isEmpty {
+        } else if environment["KEYSMITH_ACCESS_GROUPS"] != nil {
+            // Set, even empty: the groups as an app with this environment has them (an empty
+            // value is a configuration issue, reported by every keychain call).
             accessGroups = fromEnvironment.accessGroups
             accessGroupOrigin = "KEYSMITH_ACCESS_GROUPS"
         } else if let path = environment["KEYSMITH_ENTITLEMENTS"], !path.isEmpty {
             accessGroups = fromEnvironment.accessGroups
             accessGroupOrigin = "KEYSMITH_ENTITLEMENTS"
         } else {
-            accessGroups = [Self.defaultAccessGroup]
+            // Like macOS's security tool over the login keychain: see every group, store new
+            // items in the group every unconfigured program shares.
+            accessGroups = [Self.defaultAccessGroup, "*"]
             accessGroupOrigin = "the default"
         }
+        seesEveryGroup = accessGroups.contains("*")
+        configurationIssue = fromEnvironment.configurationIssue
+        #endif
+    }
+
+    #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
+    /// The configuration mistake the environment reported, handed on to the keychain calls.
+    private let configurationIssue: KeychainEnvironment.ConfigurationIssue?
+    #endif
+
+    /// Whether the access-group configuration is broken (a missing entitlements file, an
+    /// Xcode variable that cannot be expanded): keychain calls then name the cause.
+    public var hasConfigurationIssue: Bool {
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
+        return false
+        #else
+        return configurationIssue != nil
         #endif
     }
 
     /// The group new items go to: the first access group, if known.
-    public var defaultAccessGroup: String? { accessGroups.first }
+    public var defaultAccessGroup: String? { accessGroups.first { $0 != "*" } }
 
     /// The access group to put in queries. Where keysmith runs its own keychain the
     /// entitlements already limit every call, so no group is added; with the system
     /// keychain, the group from `--access-group` if given.
     public var queryAccessGroup: String? {
-        #if canImport(Security)
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         return accessGroups.first
         #else
         return nil
         #endif
     }
 
-    /// For messages: `keysmith.cli (the default)` or `a, b (from KEYSMITH_ACCESS_GROUPS)`.
+    /// For messages: `keysmith.shared (the default; ...)` or `a, b (from KEYSMITH_ACCESS_GROUPS)`.
     public var accessGroupsDescription: String {
+        if accessGroupOrigin == "the default" {
+            return "every group (the default; new items go to \(Self.defaultAccessGroup))"
+        }
         let list = accessGroups.isEmpty ? "none" : accessGroups.joined(separator: ", ")
-        if accessGroupOrigin == "the default" { return "\(list) (the default)" }
         return "\(list) (from \(accessGroupOrigin))"
     }
 
@@ -126,16 +184,41 @@ public struct GlobalSettings: Sendable {
         keychainDirectory?.path ?? "the system keychain"
     }
 
+    /// Whether the keychain exists yet (reading never creates one).
+    public var keychainExists: Bool {
+        guard let keychainDirectory else { return true }
+        return FileManager.default.fileExists(atPath: keychainDirectory.appendingPathComponent("keychain.db").path)
+    }
+
     /// Runs `body` with this run's keychain directory and access groups in force for the
     /// current task only (no process-wide state is changed).
     /// - Parameter body: The work.
     /// - Returns: What `body` returns.
     public func withKeychain<Result>(_ body: () -> Result) -> Result {
-        #if canImport(Security)
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         return body()
         #else
         guard let keychainDirectory else { return body() }
-        let environment = KeychainEnvironment(directory: keychainDirectory, accessGroups: accessGroups)
+        let environment = KeychainEnvironment(
+            directory: keychainDirectory, accessGroups: accessGroups, configurationIssue: configurationIssue)
+        return KeychainEnvironment.withEnvironment(environment, body)
+        #endif
+    }
+
+    /// Runs `body` as a program entitled to `group` alone, when this run sees every group
+    /// and `group` is not one it writes by default: how the tool changes an item it found
+    /// in another program's group. Otherwise (groups configured, or no group) `body` runs
+    /// as it is, within the configured groups.
+    /// - Parameters:
+    ///   - group: The access group of the item to change.
+    ///   - body: The work.
+    /// - Returns: What `body` returns.
+    func inAccessGroup<Result>(_ group: String?, _ body: () -> Result) -> Result {
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
+        return body()
+        #else
+        guard seesEveryGroup, let group, group != defaultAccessGroup, let keychainDirectory else { return body() }
+        let environment = KeychainEnvironment(directory: keychainDirectory, accessGroups: [group])
         return KeychainEnvironment.withEnvironment(environment, body)
         #endif
     }
@@ -158,9 +241,9 @@ public enum HelpCommand {
             guard let command = CommandRegistry.command(named: name) else {
                 throw unknownCommand(name, usageLine: invocation.command.usageLine)
             }
-            invocation.output.data(commandHelp(command))
+            invocation.output.block(commandHelp(command))
         } else {
-            invocation.output.data(overview())
+            invocation.output.block(overview())
         }
     }
 
@@ -172,7 +255,7 @@ public enum HelpCommand {
     }
 
     /// The usage line of the tool as a whole.
-    static let toolUsageLine = "usage: keysmith [--keychain PATH] [--access-group GROUP] [--json] [--quiet] COMMAND [options]"
+    static let toolUsageLine = "usage: keysmith [--keychain DIRECTORY] [--access-group GROUP] [--json] [--quiet] COMMAND [options]"
 
     /// The text of `keysmith help`.
     public static func overview() -> String {
@@ -181,6 +264,7 @@ public enum HelpCommand {
             "",
             toolUsageLine,
             "       keysmith help [COMMAND]",
+            "       keysmith --version",
         ]
         let width = CommandRegistry.commands.map(\.name.count).max() ?? 0
         for group in Command.Group.allCases {
@@ -215,6 +299,7 @@ public enum HelpCommand {
             ("KEYSMITH_HOME", "the keychain directory (overridden by --keychain)"),
             ("KEYSMITH_ACCESS_GROUPS", "comma-separated access groups (overridden by --access-group)"),
             ("KEYSMITH_ENTITLEMENTS", "an entitlements plist whose keychain-access-groups are used"),
+            ("KEYSMITH_TEAM_ID", "the team ID that expands $(AppIdentifierPrefix) in that plist"),
             ("XDG_DATA_HOME", "the keychain is $XDG_DATA_HOME/keysmith when KEYSMITH_HOME is not set"),
         ]
         for (name, meaning) in environment {
@@ -253,7 +338,7 @@ public enum HelpCommand {
             lines.append(contentsOf: optionLines(command.options))
         }
         lines.append("")
-        lines.append("Global options: --keychain PATH, --access-group GROUP, --json, --quiet, -h/--help "
+        lines.append("Global options: --keychain DIRECTORY, --access-group GROUP, --json, --quiet, -h/--help "
             + "(see 'keysmith help').")
         return lines.joined(separator: "\n")
     }

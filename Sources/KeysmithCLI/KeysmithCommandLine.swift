@@ -35,27 +35,59 @@ public enum KeysmithCommandLine {
                 Array(arguments.dropFirst()), environment: environment, output: output, secretInput: secretInput,
                 commandName: &commandName)
             output.flush()
+            if let failure = writeFailure(output, commandName: commandName) { throw failure }
             return ExitCode.success.rawValue
         } catch {
             report(error, commandName: commandName, output: output)
+            // A failed write of the output outranks the command's own outcome only when the
+            // command succeeded (a script must not take a failed write for output).
             return error.exitCode.rawValue
         }
+    }
+
+    /// The commands that change the keychain: when their report cannot be written, the
+    /// change itself is already made, and running them again would not repeat it (an add
+    /// finds the item, a rotation its version, a delete nothing).
+    static let keychainChangingCommands: Set<String> = [
+        "add-generic-password", "add-internet-password", "delete-generic-password", "delete-internet-password",
+        "rotate", "migrate-service",
+    ]
+
+    /// The error for output that could not be written (a full disk, a closed pipe), if any:
+    /// exit status 1, so `keysmith … -w > key.file` never passes an empty file on as a key.
+    private static func writeFailure(_ output: Output, commandName: String?) -> CommandLineError? {
+        guard let reason = output.standardOutputFailure else { return nil }
+        let check = "check where standard output goes (free space on the disk, a reader at the other end of the pipe)"
+        if let commandName, keychainChangingCommands.contains(commandName) {
+            return .failure(
+                "cannot write the output to standard output: \(reason); the keychain change itself was made, only "
+                    + "its report is incomplete.",
+                recovery: "\(check); do not run the command again to repeat the change: keysmith dump-keychain "
+                    + "shows the keychain as it is now.")
+        }
+        return .failure(
+            "cannot write the output to standard output: \(reason); what was printed is incomplete.",
+            recovery: "\(check) and run the command again.")
     }
 
     private static func dispatch(
         _ words: [String], environment: [String: String], output: Output, secretInput: SecretInput,
         commandName: inout String?
     ) throws(CommandLineError) {
-        let globalParser = ArgumentParser(options: GlobalOptions.specs)
+        let globalParser = ArgumentParser(options: GlobalOptions.specs + [GlobalOptions.version])
         let leading: ParsedArguments
         do {
             leading = try globalParser.parse(words, stopAtFirstPositional: true)
         } catch {
             throw .usage(error.description, usageLine: HelpCommand.toolUsageLine)
         }
+        if leading.contains("tool-version") {
+            output.data("keysmith \(GlobalOptions.toolVersion)")
+            return
+        }
         guard let name = leading.positionals.first else {
             if leading.contains("help") {
-                output.data(HelpCommand.overview())
+                output.block(HelpCommand.overview())
                 return
             }
             throw .usage("no command given; 'keysmith help' lists the commands", usageLine: HelpCommand.toolUsageLine)
@@ -73,19 +105,24 @@ public enum KeysmithCommandLine {
         }
         let arguments = ParsedArguments(occurrences: leading.occurrences).appending(trailing)
         if arguments.contains("help") {
-            output.data(HelpCommand.commandHelp(command))
+            output.block(HelpCommand.commandHelp(command))
             return
         }
         if arguments.positionals.count > command.positionalNames.count {
             let extra = arguments.positionals[command.positionalNames.count]
             // A command that takes a secret may have been handed it here by mistake
             // (`-w -- SECRET`, a forgotten -w): never echo such an argument.
+            // macOS security takes a keychain file as the last argument; keysmith takes --keychain.
+            let keychainHint = command.group == .items
+                ? "; if it names a keychain, give the keychain directory with --keychain DIRECTORY (before or after "
+                    + "the command): keysmith does not take a keychain as the last argument as macOS security does"
+                : ""
             if command.options.contains(where: { $0.name == "stdin" }) {
                 throw .usage(
                     "unexpected argument (\(extra.count) characters, not shown in case it is a secret); "
-                        + "give a secret with --stdin or at the -w prompt", usageLine: command.usageLine)
+                        + "give a secret with --stdin or at the -w prompt\(keychainHint)", usageLine: command.usageLine)
             }
-            throw .usage("unexpected argument '\(extra)'", usageLine: command.usageLine)
+            throw .usage("unexpected argument '\(extra)'\(keychainHint)", usageLine: command.usageLine)
         }
         let settings = try GlobalSettings(arguments: arguments, environment: environment, usageLine: command.usageLine)
         output.json = settings.json

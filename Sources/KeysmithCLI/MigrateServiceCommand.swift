@@ -19,8 +19,8 @@ enum MigrateServiceCommand {
     static let command = Command(
         name: "migrate-service", group: .retrieval, synopsis: "OLD NEW",
         summary: "Move every generic password of service OLD to service NEW (idempotent)",
-        details: "Moves the generic passwords of service OLD to service NEW, for a renamed service (seed 004, 5.4: "
-            + "\"data lost\" after a rename is data left under the old name). Each item keeps its account, label, "
+        details: "Moves the generic passwords of service OLD to service NEW, for a renamed service (after a "
+            + "rename, data that looks lost is usually data left under the old name). Each item keeps its account, label, "
             + "comment (a key's version), kind, accessibility, access group and synchronizable state. For each "
             + "item the new copy is written, read back and compared, and only then is the old item deleted, so an "
             + "interrupted run loses nothing and the next run finishes the job. An item NEW already has with the "
@@ -40,7 +40,11 @@ enum MigrateServiceCommand {
     private struct OldItem {
         let attributes: NSDictionary
         let data: Data
-        var account: String { attributes[kSecAttrAccount as String] as? String ?? "" }
+        /// The account exactly as stored (text or bytes): the new item and every lookup use
+        /// this value, never a conversion of it.
+        var account: Any { attributes[kSecAttrAccount as String] ?? "" }
+        /// The account for messages and sorting (bytes that are not UTF-8 in hexadecimal).
+        var accountText: String { AttributeCatalog.describe(account as AnyObject) }
         var accessGroup: String? { attributes[kSecAttrAccessGroup as String] as? String }
         var synchronizable: Any { attributes[kSecAttrSynchronizable as String] ?? kCFBooleanFalse as Any }
     }
@@ -76,7 +80,7 @@ enum MigrateServiceCommand {
         } else if listed.status != errSecItemNotFound {
             throw invocation.keychainError(listed, .generic)
         }
-        items.sort { $0.account < $1.account }
+        items.sort { $0.accountText < $1.accountText }
 
         var moved: [String] = []
         var alreadyPresent: [String] = []
@@ -85,9 +89,9 @@ enum MigrateServiceCommand {
         for (index, item) in items.enumerated() {
             do throws(CommandLineError) {
                 switch try migrate(item, from: old, to: new, invocation) {
-                case .moved: moved.append(item.account)
-                case .alreadyPresent: alreadyPresent.append(item.account)
-                case .conflict: conflicts.append(item.account)
+                case .moved: moved.append(item.accountText)
+                case .alreadyPresent: alreadyPresent.append(item.accountText)
+                case .conflict: conflicts.append(item.accountText)
                 }
             } catch {
                 progress.finish()
@@ -139,10 +143,10 @@ enum MigrateServiceCommand {
         guard added.succeeded else { throw invocation.keychainError(added, .generic) }
         guard try readData(target, invocation) == item.data else {
             throw .failure(
-                "the new copy of account \"\(item.account)\" under service \"\(new)\" did not read back identical; the "
+                "the new copy of account \"\(item.accountText)\" under service \"\(new)\" did not read back identical; the "
                     + "old item was kept.",
                 recovery: "delete the new copy (keysmith delete-generic-password -s \(shellWord(new)) -a "
-                    + "\(shellWord(item.account))) and run migrate-service again.")
+                    + "\(shellWord(item.accountText))) and run migrate-service again.")
         }
         try delete(oldItem, invocation)
         return .moved

@@ -19,11 +19,21 @@ public protocol TextSink: AnyObject {
     func write(_ bytes: [UInt8])
     /// Whether the sink is a terminal (progress is shown only on terminals).
     var isTerminal: Bool { get }
+    /// Why a write failed (`No space left on device`), or `nil` while every write succeeded.
+    var writeFailure: String? { get }
 }
 
-/// A sink writing to a file descriptor (1 or 2), retrying short and interrupted writes.
+extension TextSink {
+    /// A sink that cannot fail never reports a failure.
+    public var writeFailure: String? { nil }
+}
+
+/// A sink writing to a file descriptor (1 or 2), retrying short and interrupted writes, and
+/// remembering the first write that failed.
 public final class FileDescriptorSink: TextSink {
     private let descriptor: Int32
+    /// Why the first failed write failed (`strerror` of its `errno`), or `nil`.
+    public private(set) var writeFailure: String?
 
     /// Creates a sink for a file descriptor.
     /// - Parameter descriptor: The descriptor, for example `STDOUT_FILENO`.
@@ -31,9 +41,11 @@ public final class FileDescriptorSink: TextSink {
         self.descriptor = descriptor
     }
 
-    /// Writes every byte, retrying after `EINTR`; gives up silently on other errors (a
-    /// closed pipe must not turn into a crash).
+    /// Writes every byte, retrying after `EINTR`. Any other error stops the write and is
+    /// remembered in ``writeFailure`` (the run then ends with exit status 1: a script must
+    /// never take a failed write for output); later writes are not attempted.
     public func write(_ bytes: [UInt8]) {
+        guard writeFailure == nil else { return }
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
@@ -43,6 +55,8 @@ public final class FileDescriptorSink: TextSink {
                 } else if written < 0 && errno == EINTR {
                     continue
                 } else {
+                    let code = written < 0 ? errno : EIO
+                    writeFailure = String(cString: strerror(code))
                     return
                 }
             }
@@ -108,12 +122,21 @@ public final class Output {
         Output(standardOutput: FileDescriptorSink(STDOUT_FILENO), standardError: FileDescriptorSink(STDERR_FILENO))
     }
 
-    /// Prints one line of data on standard output (always, even with `--quiet`).
+    /// Prints one line of data on standard output (always, even with `--quiet`). Control
+    /// characters in it are shown escaped (see ``TerminalText``), so no value can drive the
+    /// terminal or start a line of its own.
     /// - Parameter line: The text, without the newline.
     public func data(_ line: String) {
-        pending.append(contentsOf: Array(line.utf8))
+        pending.append(contentsOf: Array(TerminalText.escaped(line).utf8))
         pending.append(0x0A)
         if pending.count >= 64 * 1024 { flush() }
+    }
+
+    /// Prints lines of the tool's own text (help, a JSON document) on standard output, always:
+    /// each line as ``data(_:)`` prints it, so only the line breaks of `text` itself count.
+    /// - Parameter text: The lines, separated by newlines, without a final newline.
+    public func block(_ text: String) {
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) { data(String(line)) }
     }
 
     /// Prints one informational line on standard output, unless `--quiet`.
@@ -123,29 +146,67 @@ public final class Output {
         data(line)
     }
 
+    /// Prints one line that a reveal flag (`-d`) asked for: like ``info(_:)``, but also with
+    /// `--quiet`.
+    /// - Parameter line: The text, without the newline.
+    public func revealed(_ line: String) {
+        data(line)
+    }
+
+    /// Why writing standard output failed, or `nil` when every write succeeded (call after
+    /// ``flush()``).
+    public var standardOutputFailure: String? { standardOutput.writeFailure }
+
     /// Prints a secret the user explicitly asked for (`-w`): its exact bytes plus a newline.
+    ///
+    /// A secret is written by whoever stored the item (any program in a shared access
+    /// group), so on a terminal it could hold escape sequences that drive the terminal. When
+    /// standard output is a terminal and the secret holds control characters (or bytes that
+    /// are not UTF-8), it is shown escaped instead (``TerminalText``; `0x…` hexadecimal for
+    /// bytes that are not UTF-8, as macOS `security` prints such passwords), with a note on
+    /// standard error. Redirected or piped, the exact bytes are written, so
+    /// `KEY=$(keysmith … -w)` and `… -w > key.file` get the secret itself.
     /// - Parameter secret: The bytes.
     public func writeSecret(_ secret: Data) {
-        pending.append(contentsOf: secret)
+        if standardOutput.isTerminal, let shown = Self.terminalForm(ofSecret: secret) {
+            warning(
+                "the secret holds control characters or bytes that are not UTF-8, so it is shown escaped on the "
+                    + "terminal; redirect or pipe standard output (> FILE, | COMMAND) to get its exact bytes.")
+            pending.append(contentsOf: Array(shown.utf8))
+        } else {
+            pending.append(contentsOf: secret)
+        }
         pending.append(0x0A)
         flush()
     }
 
+    /// How a secret is shown on a terminal, or `nil` when its bytes are safe to show as they
+    /// are (UTF-8 without control characters).
+    static func terminalForm(ofSecret secret: Data) -> String? {
+        guard let text = String(data: secret, encoding: .utf8) else {
+            return "0x" + secret.map { String(format: "%02x", $0) }.joined()
+        }
+        guard text.unicodeScalars.contains(where: TerminalText.isControl) else { return nil }
+        return TerminalText.escaped(text)
+    }
+
     /// Prints a JSON document on standard output (sorted keys, two-space indentation),
-    /// unless `--quiet`.
-    /// - Parameter object: A JSON-compatible tree of dictionaries, arrays, strings, numbers
-    ///   and booleans.
-    public func printJSON(_ object: Any) {
-        guard !quiet else { return }
-        data(JSONText.render(object))
+    /// unless `--quiet` (or also then, when a reveal flag asked for it).
+    /// - Parameters:
+    ///   - object: A JSON-compatible tree of dictionaries, arrays, strings, numbers and
+    ///     booleans.
+    ///   - revealed: Whether a reveal flag (`-d`) asked for this document.
+    public func printJSON(_ object: Any, revealed: Bool = false) {
+        guard !quiet || revealed else { return }
+        block(JSONText.render(object))
     }
 
     /// Prints a line on standard error (flushing standard output first, so the two stay in
-    /// order on a terminal).
+    /// order on a terminal); control characters are shown escaped.
     /// - Parameter line: The text, without the newline.
     public func error(_ line: String) {
         flush()
-        standardError.write(Array(line.utf8) + [0x0A])
+        standardError.write(Array(TerminalText.escaped(line).utf8) + [0x0A])
     }
 
     /// Prints a warning on standard error: `keysmith: warning: …`.
@@ -311,6 +372,66 @@ public enum JSONText {
             let data = try? JSONSerialization.data(
                 withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
         else { return "null" }
-        return String(decoding: data, as: UTF8.self)
+        // JSON escapes only C0 controls; DEL, C1 controls and bidirectional overrides would
+        // reach a terminal raw, so they become \u escapes too (same string for a parser).
+        let text = String(decoding: data, as: UTF8.self)
+        guard text.unicodeScalars.contains(where: { $0.value >= 0x7F && TerminalText.isControl($0) }) else { return text }
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            if scalar.value >= 0x7F && TerminalText.isControl(scalar) {
+                let hex = String(scalar.value, radix: 16)
+                escaped += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            } else {
+                escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+}
+
+/// Text made safe for a terminal: control characters shown as escapes.
+///
+/// Attribute values come from whoever wrote the item (any program in a shared access group),
+/// so they may hold escape sequences that retitle, clear or recolour the terminal, or a
+/// newline that forges an extra output line (a fake `password:` row). Human output shows
+/// them as `\e`, `\n`, `\r`, `\t`, `\xHH` (other C0 and C1 controls, DEL) and `\u{HHHH}`
+/// (the bidirectional overrides that reorder what is shown). JSON output needs none of
+/// this: its strings are escaped by construction.
+public enum TerminalText {
+    /// `text` with every control character replaced by its escape.
+    /// - Parameter text: The text.
+    /// - Returns: The text as it is safe to print.
+    public static func escaped(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            guard isControl(scalar) else {
+                result.unicodeScalars.append(scalar)
+                continue
+            }
+            switch scalar.value {
+            case 0x0A: result += "\\n"
+            case 0x0D: result += "\\r"
+            case 0x09: result += "\\t"
+            case 0x1B: result += "\\e"
+            case 0..<0x100: result += "\\x" + hex(scalar.value, digits: 2)
+            default: result += "\\u{" + hex(scalar.value, digits: 4) + "}"
+            }
+        }
+        return result
+    }
+
+    /// Whether a scalar is a control character a terminal could act on.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0..<0x20, 0x7F...0x9F: return true
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true
+        default: return false
+        }
+    }
+
+    private static func hex(_ value: UInt32, digits: Int) -> String {
+        let text = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, digits - text.count)) + text
     }
 }

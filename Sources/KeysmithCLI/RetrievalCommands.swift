@@ -24,7 +24,7 @@ private let resolveCommand = Command(
     details: "Looks ID up as an app's KeyRetriever would and prints which copy answers: the identifier asked "
         + "for, the name that matched, the version, the source and where exactly the copy lives. The key itself "
         + "is printed only with --reveal. Exit status 44 when no source holds the key (in the version asked "
-        + "for), 45 when a --sensitive key's first copy is in a plaintext source.\n\n"
+        + "for), 3 when a --sensitive key's first copy is in a plaintext source.\n\n"
         + RetrievalOptions.sourcesParagraph + "\n\n"
         + "With --json: {\"identifier\", \"matchedName\", \"version\", \"source\" (keychain, configFile, "
         + "environment), \"sourceDescription\", \"location\"}, plus \"secret\" (when the key is UTF-8) and "
@@ -37,7 +37,8 @@ private let resolveCommand = Command(
         OptionSpec(
             long: "reveal",
             help: "Also print the key: a \"secret\" row (text in quotes, else hexadecimal), \"secret\" and "
-                + "\"secretBase64\" in JSON, or the bare key with --quiet."),
+                + "\"secretBase64\" in JSON, or the bare key with --quiet (on a terminal, a key with control "
+                + "characters is shown escaped, with a note)."),
     ],
     positionalNames: ["ID"]
 ) { invocation throws(CommandLineError) in
@@ -58,6 +59,7 @@ private let resolveCommand = Command(
     guard let info = found else {
         throw CommandLineError.keyNotFound(identifier, request: request, setup: setup, invocation: invocation)
     }
+    if info.source == .keychain { setup.warnAboutKeysInSeveralGroups(invocation, name: info.matchedName) }
     let output = invocation.output
     let reveal = invocation.arguments.contains("reveal")
     if reveal && output.quiet {
@@ -82,8 +84,8 @@ private let explainCommand = Command(
     details: "Runs the lookup of ID and prints its trace: the priority, the sources and candidate names, one line "
         + "per source and candidate tried with its outcome (hit with the versions found, miss, no matching "
         + "version, skipped, FAILED, REFUSED) and its duration, then the winner and its version, and hints for "
-        + "the usual mistakes (seed 000's troubleshooting table). Never key bytes. The exit status is the one "
-        + "resolve would give: 0 found, 44 not found, 45 refused by --sensitive, 1 a source failed.\n\n"
+        + "the usual mistakes (a misspelled name, a version too low, a source not consulted). Never key bytes. The exit status is the one "
+        + "resolve would give: 0 found, 44 not found, 3 refused by --sensitive, 1 a source failed.\n\n"
         + RetrievalOptions.sourcesParagraph + "\n\n"
         + "With --json: {\"identifier\", \"request\": {\"kind\", \"version\"?, \"description\"}, \"environment\", "
         + "\"sensitive\", \"priority\", \"sources\", \"candidates\", \"steps\": [{\"source\", "
@@ -163,6 +165,7 @@ private let auditCommand = Command(
     } catch {
         throw CommandLineError.retrieval(error, invocation)
     }
+    setup.warnAboutKeysInSeveralGroups(invocation)
     let copies = audit.entries.reduce(0) { $0 + $1.copyCount }
     if output.json {
         let keys = audit.entries.map { entry -> [String: Any] in
@@ -352,7 +355,8 @@ private let rotateCommand = Command(
     } else {
         key = try invocation.secretInput.read(
             .standardInput, promptText: "key data for \(identifier) version \(version): ",
-            confirmText: "retype key data: ", output: invocation.output)
+            confirmText: "retype key data: ", output: invocation.output,
+            otherWay: "or let keysmith draw a random key with --generate BYTES instead of --stdin")
     }
     defer { key.resetBytes(in: 0..<key.count) }
     let versions: [String]

@@ -1,6 +1,7 @@
 import Foundation
 import Keysmith
 import KeychainServices
+import KeysmithEtcd
 
 // What the retrieval commands (resolve, explain, audit) share: the options that choose the
 // sources, the KeyRetriever built from them, the JSON shapes of keys, and the single
@@ -37,7 +38,8 @@ public enum RetrievalOptions {
         OptionSpec(
             long: "sensitive", value: .required("ID"), repeatable: true,
             help: "Mark a key sensitive (repeatable): it is then never served from a plaintext source (config "
-                + "file, environment), and the command fails with exit status 45 if its first copy is one."),
+                + "file, environment), and the command fails with exit status 3 if its first copy is one."),
+        FleetCommands.fleetOption,
     ]
 
     /// `--min-version V` and `--version V`, for resolve and explain.
@@ -53,7 +55,8 @@ public enum RetrievalOptions {
     ]
 
     /// The usage-line part for the source options.
-    static let sourceSynopsis = "[--config FILE]... [--env-prefix PREFIX] [--service SERVICE] [--sensitive ID]..."
+    static let sourceSynopsis =
+        "[--config FILE]... [--env-prefix PREFIX] [--service SERVICE] [--sensitive ID]... [--fleet]"
 
     /// The help paragraph about the sources, shared by the commands' details.
     static let sourcesParagraph =
@@ -74,6 +77,10 @@ struct RetrievalSetup {
     let environment: EnvironmentKeySource?
     /// The policy built from `--sensitive`.
     let policy: KeyPolicy
+    /// Where the keychain is, for messages: `in /path` or `no keychain at /path yet`.
+    let keychainPlace: String
+    /// The fleet's keys in etcd, when `--fleet` was given.
+    let fleet: KeysmithEtcd.EtcdKeySource?
 
     /// Reads the source options and loads the config files.
     /// - Parameter invocation: The running command.
@@ -81,6 +88,9 @@ struct RetrievalSetup {
     ///   cannot be read or is malformed.
     init(_ invocation: CommandInvocation) throws(CommandLineError) {
         let arguments = invocation.arguments
+        let settings = invocation.settings
+        keychainPlace = settings.keychainExists
+            ? "in \(settings.keychainDescription)" : "no keychain at \(settings.keychainDescription) yet"
         keychain = KeychainKeySource(
             service: try RetrievalSetup.service(invocation), accessGroup: invocation.settings.queryAccessGroup)
         var files: [ConfigFileKeySource] = []
@@ -104,6 +114,7 @@ struct RetrievalSetup {
         let sensitive = arguments.values("sensitive")
         if sensitive.contains(where: \.isEmpty) { throw invocation.usageError("--sensitive needs a key identifier") }
         policy = KeyPolicy(sensitive: Set(sensitive), enforcement: .always)
+        fleet = try FleetCommands.source(invocation)
     }
 
     /// The `--service` value, or the default; empty is a usage error.
@@ -118,6 +129,7 @@ struct RetrievalSetup {
         var sources: [any KeySource] = [keychain]
         sources += configFiles
         if let environment { sources.append(environment) }
+        if let fleet { sources.append(fleet) }
         return sources
     }
 
@@ -133,10 +145,48 @@ struct RetrievalSetup {
 
     /// For messages: `Keychain (service "keysmith.keys"), ConfigFile(plist) Keys.plist`.
     var description: String {
-        var parts = ["Keychain (service \"\(keychain.service)\")"]
+        var parts = ["Keychain (service \"\(keychain.service)\", \(keychainPlace))"]
         parts += configFiles.map { "\($0.sourceDescription) \($0.path)" }
         if let environment { parts.append("Environment (prefix \(environment.prefix ?? "none"))") }
+        if let fleet { parts.append("Fleet (\(fleet.configuration))") }
         return parts.joined(separator: ", ")
+    }
+
+    /// Warns, in the every-group view, about keychain entries of the service that one account
+    /// holds in more than one access group: the view reads them all and serves one, while a
+    /// program reads only its own groups and may get the other.
+    /// - Parameters:
+    ///   - invocation: The running command.
+    ///   - name: Only the entries of this key name (their label), or every entry.
+    func warnAboutKeysInSeveralGroups(_ invocation: CommandInvocation, name: String? = nil) {
+        guard invocation.settings.seesEveryGroup else { return }
+        var query: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword as String,
+            kSecAttrService as String: keychain.service,
+            kSecAttrSynchronizable as String: kSecAttrSynchronizableAny as String,
+            kSecMatchLimit as String: kSecMatchLimitAll as String,
+            kSecReturnAttributes as String: kCFBooleanTrue as Any,
+        ]
+        if let name { query[kSecAttrLabel as String] = name }
+        var result: AnyObject?
+        // A failure here is the lookup's to report; this is only a second look.
+        guard SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess else { return }
+        let rows = (result as? [NSDictionary]) ?? (result as? NSDictionary).map { [$0] } ?? []
+        var groupsByAccount: [String: [String]] = [:]
+        var order: [String] = []
+        for row in rows {
+            let account = AttributeCatalog.describe((row[kSecAttrAccount as String] ?? "") as AnyObject)
+            guard let group = row[kSecAttrAccessGroup as String] as? String else { continue }
+            if groupsByAccount[account] == nil { order.append(account) }
+            if !(groupsByAccount[account] ?? []).contains(group) { groupsByAccount[account, default: []].append(group) }
+        }
+        for account in order {
+            guard let groups = groupsByAccount[account], groups.count > 1 else { continue }
+            invocation.output.warning(
+                "account \"\(account)\" of service \"\(keychain.service)\" is in \(groups.count) access groups ("
+                    + groups.joined(separator: ", ") + "); this run reads every group and serves one of them, while a "
+                    + "program reads only its own: pass --access-group GROUP to see what a program of that group gets.")
+        }
     }
 
     /// The source flags as typed, for hints that suggest another command.
@@ -323,7 +373,7 @@ extension CommandLineError {
     /// | error | exit status |
     /// |---|---|
     /// | `invalidIdentifier`, `invalidVersion`, `emptyPriority` | 2 (usage, with the usage line) |
-    /// | `sensitiveKeyInPlaintextSource` | 45 (policy refused) |
+    /// | `sensitiveKeyInPlaintextSource` | 3 (policy refused) |
     /// | `keychain` with `errSecItemNotFound` | 44 |
     /// | `keychain` (other statuses), `sourceFailed`, `unreadableFile`, `malformedFile`, `auditFailed`, anything else | 1 |
     ///
@@ -367,9 +417,12 @@ extension CommandLineError {
                 commandName: invocation.command.name, subjectNames: "service and key identifier",
                 deleteCommand: "delete-generic-password",
                 accessGroupsDescription: invocation.settings.accessGroupsDescription,
-                keychainDescription: invocation.settings.keychainDescription)
+                keychainDescription: invocation.settings.keychainDescription,
+                keychainOrigin: invocation.settings.keychainOrigin, keychainExists: invocation.settings.keychainExists,
+                hasConfigurationIssue: invocation.settings.hasConfigurationIssue,
+                seesEveryGroup: invocation.settings.seesEveryGroup)
             return CommandLineError(
-                status == errSecItemNotFound ? .itemNotFound : .failure,
+                status == errSecItemNotFound ? .itemNotFound : status == errSecDuplicateItem ? .duplicateItem : .failure,
                 "keychain \(operation) failed for \(item) (\(KeychainStatusExplanation.label(for: status))).",
                 recovery: KeychainStatusExplanation.hint(for: status, context: context)
                     ?? "see keysmith help \(invocation.command.name), and check the keychain with keysmith dump-keychain.",
@@ -396,6 +449,7 @@ extension CommandLineError {
     static func keyNotFound(
         _ identifier: String, request: VersionRequest, setup: RetrievalSetup, invocation: CommandInvocation
     ) -> CommandLineError {
+        if let failure = FleetCommands.failure(identifier, source: setup.fleet) { return failure }
         let what: String
         switch request {
         case .newest: what = "no key \"\(identifier)\""

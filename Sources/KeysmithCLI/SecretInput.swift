@@ -56,12 +56,15 @@ public final class SecretInput {
     ///   - promptText: The prompt, for example `password data for new item: `.
     ///   - confirmText: A second prompt asking to type it again (for new secrets), if any.
     ///   - output: Where the `-w VALUE` warning goes.
+    ///   - otherWay: The other way this command takes a secret, for the hint when standard
+    ///     input is empty (default: the `-w` prompt of the item commands).
     /// - Returns: The secret's bytes.
     /// - Throws: ``CommandLineError`` when nothing could be read, the input was empty, the
     ///   two typed secrets differ, or there is no terminal to prompt on.
-    public func read(_ source: SecretSource, promptText: String, confirmText: String?, output: Output)
-        throws(CommandLineError) -> Data
-    {
+    public func read(
+        _ source: SecretSource, promptText: String, confirmText: String?, output: Output,
+        otherWay: String = "or put -w last to be prompted"
+    ) throws(CommandLineError) -> Data {
         switch source {
         case .argument(let value):
             output.warning(SecretSource.argumentWarning)
@@ -86,7 +89,7 @@ public final class SecretInput {
             guard !data.isEmpty else {
                 throw .failure(
                     "standard input was empty: no secret to store.",
-                    recovery: "pipe the secret: printf '%s' \"$SECRET\" | keysmith ... --stdin, or put -w last to be prompted.")
+                    recovery: "pipe the secret: printf '%s' \"$SECRET\" | keysmith ... --stdin, \(otherWay).")
             }
             return data
         case .prompt:

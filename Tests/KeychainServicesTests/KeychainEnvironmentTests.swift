@@ -33,6 +33,31 @@ struct KeychainEnvironmentTests {
         #expect(environment.accessGroups == ["ABCDE12345.com.example.shared", "ABCDE12345.com.example.app", "com.apple.token"])
     }
 
+    @Test func anEmptyAccessGroupsVariableGivesNoGroupsAndNamesItself() {
+        for value in ["", " , ,"] {
+            let environment = KeychainEnvironment.fromProcessEnvironment(["HOME": "/h", "KEYSMITH_ACCESS_GROUPS": value])
+            // Never the shared group: a configured app's items must not land where every
+            // unconfigured program reads them.
+            #expect(environment.accessGroups.isEmpty)
+            #expect(environment.configurationIssue?.problem.contains("KEYSMITH_ACCESS_GROUPS") == true, "'\(value)'")
+        }
+    }
+
+    @Test func anAccessGroupListOfTheWrongShapeIsNamedNotIgnored() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("entitlements-\(UUID().uuidString).plist")
+        defer { try? FileManager.default.removeItem(at: url) }
+        // A single string where Xcode writes an array: the application identifier alone
+        // would otherwise become the process's only group, without a word.
+        let plist: [String: Any] = [
+            "application-identifier": "ABCDE12345.com.example.app",
+            "keychain-access-groups": "ABCDE12345.com.example.shared",
+        ]
+        try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0).write(to: url)
+        let environment = KeychainEnvironment.fromProcessEnvironment(["KEYSMITH_ENTITLEMENTS": url.path])
+        #expect(environment.accessGroups.isEmpty)
+        #expect(environment.configurationIssue?.problem.contains("not an array of strings") == true)
+    }
+
     @Test func unreadableEntitlementsGiveNoGroupsAndACleanError() throws {
         let environment = KeychainEnvironment.fromProcessEnvironment(
             ["KEYSMITH_HOME": "/tmp/unused", "KEYSMITH_ENTITLEMENTS": "/nonexistent/entitlements.plist"])
@@ -45,10 +70,14 @@ struct KeychainEnvironmentTests {
         }
     }
 
-    @Test func zeroSetupDerivesAGroupFromTheExecutable() {
+    @Test func zeroSetupSharesOneGroupAndKeepsTheExecutablesOldGroup() {
+        // Every program that configures nothing stores in the shared group (so the keysmith
+        // tool and apps see each other's items), and still reads the group earlier versions
+        // derived from its executable name.
         let environment = KeychainEnvironment.fromProcessEnvironment(["HOME": "/h"])
-        #expect(environment.accessGroups.count == 1)
-        #expect(environment.accessGroups.first?.hasPrefix("local.") == true)
+        #expect(environment.accessGroups.count == 2)
+        #expect(environment.accessGroups.first == KeychainEnvironment.sharedAccessGroup)
+        #expect(environment.accessGroups.last?.hasPrefix("local.") == true)
     }
 
     @Test func scopedEnvironmentWinsInsideItsTaskOnly() async {

@@ -1,6 +1,11 @@
 // App code in the style of the seed articles (001, 002, 003), written exactly as it is
 // written for iOS with `import Security`, here compiled against `import KeychainServices`
 // and run on a real temporary keychain.
+//
+// What this shows is the SecItem API: code written for Apple's keychain runs unchanged.
+// The migration and reinstall cleanup below are the app's own code, not the package's;
+// the package's (`PlaintextMigration`, `ReinstallCleanup`) are tested in
+// Tests/KeysmithTests/SecureStore.
 import Foundation
 import KeychainServices
 import Testing

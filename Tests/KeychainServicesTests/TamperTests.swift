@@ -228,7 +228,8 @@ struct DamagedFilesTests {
         // Fold the WAL into the main file, then cut the file in the middle.
         RawKeychainFile(keychain).execute("PRAGMA wal_checkpoint(TRUNCATE)")
         let bytes = try Data(contentsOf: database)
-        try bytes.prefix(bytes.count / 3).write(to: database)
+        let truncated = bytes.prefix(bytes.count / 3)
+        try truncated.write(to: database)
         chmod(database.path, 0o600)
         keychain.run {
             var result: CFTypeRef?
@@ -236,7 +237,13 @@ struct DamagedFilesTests {
             #expect(status != errSecSuccess)
             #expect(result == nil)
             #expect(KeychainDiagnostics.lastFailureDescription != nil)
+            // A write is refused too, and nothing repairs, replaces or truncates the file.
+            #expect(SecItemAdd(genp("s", "new").with(kSecValueData, Data("x".utf8)) as CFDictionary, nil) != errSecSuccess)
         }
+        KeychainEngine.close(directory: keychain.directory)
+        #expect(try Data(contentsOf: database) == truncated, "the damaged file was modified")
+        let log = (try? FileManager.default.attributesOfItem(atPath: database.path + "-wal")[.size] as? Int) ?? 0
+        #expect(log == 0, "\(log) bytes were logged for the damaged file")
     }
 }
 

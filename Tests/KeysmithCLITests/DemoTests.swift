@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// `keysmith demo --items` on a temporary keychain, and both demos on one given with
-/// --keychain. (The default demo, Project X, is covered by ProjectXDemoTests.)
+/// --keychain. (The default demo, the walkthrough of an app's keys, is covered by
+/// AppKeysWalkthroughTests.)
 struct DemoTests {
     @Test func demoWalksThroughEveryStepOnATemporaryKeychainAndRemovesIt() throws {
         let home = TemporaryHome()
@@ -10,14 +11,27 @@ struct DemoTests {
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.isEmpty, "\(result)")
         let transcript = result.stdout
-        for step in 1...6 { #expect(transcript.contains("Step \(step). ")) }
-        for command in ["add-generic-password", "find-generic-password", "-U --stdin", "delete-generic-password"] {
-            #expect(transcript.contains("$ ") && transcript.contains(command), "missing \(command)")
-        }
-        #expect(transcript.contains("(exit status 44)"))
-        #expect(transcript.components(separatedBy: "(exit status 0)").count - 1 == 5)
-        #expect(transcript.contains("creation date unchanged"))
-        #expect(transcript.contains("errSecItemNotFound"))
+        let lines = transcript.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.filter { $0.hasPrefix("Step ") }.map { $0.prefix(8) } == (1...6).map { "Step \($0). " })
+        // Each step's command, as typed, in order, and each step's exit status, in order.
+        let target = "-s demo.keysmith.example -a alice"
+        #expect(lines.filter { $0.hasPrefix("  $ ") } == [
+            "  $ printf '%s' \"$SECRET\" | keysmith add-generic-password \(target) -l 'Demo API token' --stdin",
+            "  $ keysmith find-generic-password \(target)",
+            "  $ printf '%s' \"$NEW_SECRET\" | keysmith add-generic-password \(target) -U --stdin",
+            "  $ keysmith find-generic-password \(target)",
+            "  $ keysmith delete-generic-password \(target)",
+            "  $ keysmith find-generic-password \(target)",
+        ])
+        #expect(lines.filter { $0.hasPrefix("  (exit status ") } == [0, 0, 0, 0, 0, 44].map { "  (exit status \($0))" })
+        // Step 4's dates: the modification date moved, the creation date did not.
+        let dates = try #require(lines.first { $0.hasPrefix("  modified ") && $0.contains(" -> ") })
+        let moved = dates.dropFirst("  modified ".count).split(separator: ";").first?.components(separatedBy: " -> ")
+        #expect(moved?.count == 2 && moved?.first != moved?.last, "\(dates)")
+        #expect(dates.hasSuffix("; creation date unchanged"))
+        // Step 6's miss names its status, after the last command.
+        let lastCommand = try #require(lines.lastIndex { $0.hasPrefix("  $ ") })
+        #expect(lines[lastCommand...].contains { $0.contains("errSecItemNotFound") })
         // The temporary keychain named on the first lines is gone.
         let keychainLine = try #require(transcript.split(separator: "\n").first { $0.contains("keychain") && $0.contains("temporary") })
         let path = try #require(keychainLine.split(separator: " ").first { $0.hasPrefix("/") })

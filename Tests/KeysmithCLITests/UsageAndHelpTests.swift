@@ -58,11 +58,14 @@ struct UsageAndHelpTests {
         for code in ExitCode.allCases {
             #expect(result.stdout.contains("\n  \(code.rawValue) "), "help misses exit status \(code.rawValue)")
         }
-        for variable in ["KEYSMITH_HOME", "KEYSMITH_ACCESS_GROUPS", "keysmith.cli"] {
+        for variable in ["KEYSMITH_HOME", "KEYSMITH_ACCESS_GROUPS", "keysmith.shared"] {
             #expect(result.stdout.contains(variable))
         }
-        // Retrieval commands are listed only once they exist.
-        #expect(!result.stdout.contains("resolve") || CommandRegistry.command(named: "resolve") != nil)
+        // The retrieval commands exist and are listed.
+        for name in ["resolve", "explain", "audit", "rotate", "generate"] {
+            #expect(CommandRegistry.command(named: name) != nil, "\(name) is not a command")
+            #expect(result.stdout.contains("\n  \(name) "), "help misses \(name)")
+        }
         #expect(try keysmith(["--help"], home: home).stdout == result.stdout)
         #expect(try keysmith(["-h"], home: home).stdout == result.stdout)
     }

@@ -35,11 +35,11 @@ struct ReadmeExamplesTests {
             let userID = "42"
             let profile = Profile(nickname: "kim", avatar: URL(string: "https://example.com/a.png")!)
             let secure = try SecureStore(servicePrefix: "com.example.app.store")  // namespace service = prefix.namespace
-            try secure.set("user_profile", profile, in: .account(userID))         // any Encodable; strings stored raw
-            let loaded = try secure.get("user_profile", as: Profile.self, in: .account(userID))  // nil when absent
+            try secure.set(profile, for: "user_profile", in: .account(userID))    // any Encodable; strings stored raw
+            let loaded = try secure.value(Profile.self, for: "user_profile", in: .account(userID))  // nil when absent
             try secure.resetNamespace(.account(userID))                           // sign-out clears only this account
             #expect(loaded == profile)
-            #expect(try secure.get("user_profile", as: Profile.self, in: .account(userID)) == nil)
+            #expect(try secure.value(Profile.self, for: "user_profile", in: .account(userID)) == nil)
         }
     }
 
@@ -54,7 +54,12 @@ struct ReadmeExamplesTests {
             #expect(key?.version == "2024.07.01")
             let old = try retriever.retrieve("api_key", version: "2024.06.01")
             #expect(old?.data == Data("old".utf8))
-            #expect(!retriever.explain("api_key").description.isEmpty)
+            // explain names the winning copy and the versions it chose from.
+            let trace = retriever.explain("api_key")
+            #expect(trace.identifier == "api_key")
+            #expect(trace.winner?.sourceDescription == "Keychain")
+            #expect(trace.winner?.version == "2024.07.01")
+            #expect(trace.description.contains("hit 2024.07.01 (versions: 2024.06.01, 2024.07.01)"), "\(trace)")
         }
     }
 }

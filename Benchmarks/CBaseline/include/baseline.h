@@ -16,4 +16,9 @@ int64_t keysmith_baseline_read(const char *path, int item_count, int lookups, ui
 /// Durable writes: `writes` upserts of one row each in its own transaction with
 /// synchronous=FULL (`full` != 0) or NORMAL; returns total nanoseconds or -1.
 int64_t keysmith_baseline_write(const char *path, int writes, int full, int value_size);
+
+/// The same durable writes (synchronous=FULL), with `erasing` != 0 as the keychain does
+/// them: secure_delete=ON, journal_size_limit=0 and wal_checkpoint(TRUNCATE) after each
+/// commit (the overwritten ciphertext leaves the files); with 0, neither. Nanoseconds or -1.
+int64_t keysmith_baseline_write_erasing(const char *path, int writes, int erasing, int value_size);
 #endif

@@ -13,8 +13,22 @@ import Synchronization
 /// - ``accessGroups``: this process's access groups, in order; the first is the default
 ///   group for new items. Default: `$KEYSMITH_ACCESS_GROUPS` (comma-separated), else the
 ///   `keychain-access-groups` (and `application-identifier`) of the entitlements plist
-///   named by `$KEYSMITH_ENTITLEMENTS`, else one group derived from the executable name,
-///   so a plain program works with zero setup.
+///   named by `$KEYSMITH_ENTITLEMENTS`, else ``sharedAccessGroup`` followed by the group
+///   earlier versions derived from the executable name (`local.<name>`, still read so
+///   nothing stored before is lost). A `KEYSMITH_ACCESS_GROUPS` that is set but names no
+///   group gives no groups and a ``configurationIssue`` (never the shared group).
+///
+/// Every program that configures nothing shares ``sharedAccessGroup``, as every
+/// unsandboxed macOS app shares the login keychain: what the `keysmith` tool stores there
+/// a plain program reads, and the reverse. A program that names its groups (an
+/// entitlements plist, `KEYSMITH_ACCESS_GROUPS`) sees only those, as a sandboxed app does.
+///
+/// An entitlements plist as Xcode writes it names groups like
+/// `$(AppIdentifierPrefix)com.example.shared`: the prefix is expanded from `$KEYSMITH_TEAM_ID`
+/// (`ABCDE12345` gives `ABCDE12345.com.example.shared`), or from a literal
+/// `application-identifier` in the same plist. A variable that cannot be expanded, or a
+/// file that is missing or unreadable, gives no groups and a ``configurationIssue`` that
+/// every keychain call reports (never a group named literally `$(…)`).
 ///
 /// The process-wide values can be changed at run time (thread-safe). Code that needs an
 /// isolated keychain for a while, tests above all, scopes an override to the current task
@@ -29,6 +43,9 @@ import Synchronization
 ///
 /// - Note: This type exists only where KeychainServices implements the API itself; on
 ///   Apple platforms the system supplies the keychain and the entitlements.
+#if KEYSMITH_APPLE_SURFACE
+@_spi(LinuxKeychain)
+#endif
 public struct KeychainEnvironment: Sendable, Hashable, CustomStringConvertible {
     /// The directory that holds the keychain database and its key file.
     public var directory: URL
@@ -38,6 +55,34 @@ public struct KeychainEnvironment: Sendable, Hashable, CustomStringConvertible {
     public var accessGroups: [String]
     /// The application identifier (`TEAMID.bundle.id` on iOS), informational.
     public var applicationIdentifier: String?
+    /// Why the configuration gave no access groups (a missing entitlements file, an Xcode
+    /// variable that cannot be expanded), or `nil`. Keychain calls report it instead of a
+    /// bare "no access groups".
+    public var configurationIssue: ConfigurationIssue?
+
+    /// The access group every program without configured access groups shares (and where
+    /// the `keysmith` tool stores new items by default).
+    public static let sharedAccessGroup = "keysmith.shared"
+
+    /// A configuration mistake: what is wrong and how to fix it.
+    public struct ConfigurationIssue: Sendable, Hashable, CustomStringConvertible {
+        /// What is wrong, naming the file or variable.
+        public var problem: String
+        /// What to do.
+        public var fix: String
+
+        /// Creates an issue.
+        /// - Parameters:
+        ///   - problem: What is wrong.
+        ///   - fix: What to do.
+        public init(problem: String, fix: String) {
+            self.problem = problem
+            self.fix = fix
+        }
+
+        /// The problem and the fix, in one line.
+        public var description: String { "\(problem) \(fix)" }
+    }
 
     /// Creates an environment.
     /// - Parameters:
@@ -48,6 +93,20 @@ public struct KeychainEnvironment: Sendable, Hashable, CustomStringConvertible {
         self.directory = directory
         self.accessGroups = accessGroups
         self.applicationIdentifier = applicationIdentifier
+    }
+
+    /// Creates an environment that records why its configuration gave no access groups.
+    /// - Parameters:
+    ///   - directory: The directory for the keychain files.
+    ///   - accessGroups: The entitled access groups, default group first.
+    ///   - applicationIdentifier: The application identifier, if any.
+    ///   - configurationIssue: The configuration mistake, if any.
+    public init(
+        directory: URL, accessGroups: [String], applicationIdentifier: String? = nil,
+        configurationIssue: ConfigurationIssue?
+    ) {
+        self.init(directory: directory, accessGroups: accessGroups, applicationIdentifier: applicationIdentifier)
+        self.configurationIssue = configurationIssue
     }
 
     /// A one-line summary: directory and groups (never anything secret).
@@ -129,7 +188,7 @@ public struct KeychainEnvironment: Sendable, Hashable, CustomStringConvertible {
     // MARK: Defaults from the process environment
 
     /// The environment described by `KEYSMITH_HOME`, `XDG_DATA_HOME`,
-    /// `KEYSMITH_ACCESS_GROUPS` and `KEYSMITH_ENTITLEMENTS`.
+    /// `KEYSMITH_ACCESS_GROUPS`, `KEYSMITH_ENTITLEMENTS` and `KEYSMITH_TEAM_ID`.
     /// - Parameter variables: The environment variables to read (default: this process's).
     /// - Returns: The environment those variables describe.
     public static func fromProcessEnvironment(
@@ -138,19 +197,40 @@ public struct KeychainEnvironment: Sendable, Hashable, CustomStringConvertible {
         let directory = defaultDirectory(variables)
         var groups: [String] = []
         var applicationIdentifier: String?
+        var issue: ConfigurationIssue?
         if let list = variables["KEYSMITH_ACCESS_GROUPS"] {
             groups = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
                 .filter { !$0.isEmpty }
+            if groups.isEmpty {
+                // Set but empty (a deployment template with a blank value): no groups, as
+                // configured, but say so rather than "no access groups"; never fall back to
+                // the shared group, where every unconfigured program would read the app's items.
+                issue = .init(
+                    problem: "KEYSMITH_ACCESS_GROUPS is set but names no access group.",
+                    fix: "Name the groups, comma-separated (for example KEYSMITH_ACCESS_GROUPS=com.example.app), or unset it to use the shared default access group.")
+            }
         } else if let path = variables["KEYSMITH_ENTITLEMENTS"], !path.isEmpty {
-            let entitlements = Entitlements(contentsOf: URL(fileURLWithPath: path))
+            let entitlements = Entitlements(
+                contentsOf: URL(fileURLWithPath: path), teamIdentifier: variables["KEYSMITH_TEAM_ID"])
             groups = entitlements.accessGroups
             applicationIdentifier = entitlements.applicationIdentifier
+            issue = entitlements.issue
         } else {
-            let name = URL(fileURLWithPath: CommandLine.arguments.first ?? "app").lastPathComponent
-            groups = ["local.\(name.isEmpty ? "app" : name)"]
+            groups = defaultAccessGroups()
         }
         return KeychainEnvironment(
-            directory: directory, accessGroups: groups, applicationIdentifier: applicationIdentifier)
+            directory: directory, accessGroups: groups, applicationIdentifier: applicationIdentifier,
+            configurationIssue: issue)
+    }
+
+    /// The groups of a program that configured none: ``sharedAccessGroup``, then the group
+    /// earlier versions gave it (`local.<executable name>`), still readable and writable so
+    /// its existing items stay visible.
+    /// - Parameter executable: The program's path (default: this process's).
+    /// - Returns: The groups, default first.
+    public static func defaultAccessGroups(executable: String? = CommandLine.arguments.first) -> [String] {
+        let name = URL(fileURLWithPath: executable ?? "app").lastPathComponent
+        return [sharedAccessGroup, "local.\(name.isEmpty ? "app" : name)"]
     }
 
     private static func defaultDirectory(_ variables: [String: String]) -> URL {
@@ -170,30 +250,96 @@ public struct KeychainEnvironment: Sendable, Hashable, CustomStringConvertible {
 struct Entitlements {
     var accessGroups: [String] = []
     var applicationIdentifier: String?
+    /// Why the file gave no groups, if it did not.
+    var issue: KeychainEnvironment.ConfigurationIssue?
 
     /// Reads `keychain-access-groups`, `application-identifier` and
-    /// `com.apple.security.application-groups` from a plist, in Apple's order; a missing
-    /// or unreadable file gives no groups (every keychain call then reports
-    /// `errSecMissingEntitlement`, which names the cause).
-    init(contentsOf url: URL) {
+    /// `com.apple.security.application-groups` from a plist, in Apple's order, expanding
+    /// Xcode's `$(AppIdentifierPrefix)` and `$(TeamIdentifierPrefix)`. A missing or
+    /// unreadable file, or a variable that cannot be expanded, gives no groups and an
+    /// ``issue`` that names the cause and the fix.
+    /// - Parameters:
+    ///   - url: The plist.
+    ///   - teamIdentifier: The team ID for the prefix (`KEYSMITH_TEAM_ID`), if configured.
+    init(contentsOf url: URL, teamIdentifier: String? = nil) {
+        let path = url.path
+        guard FileManager.default.fileExists(atPath: path) else {
+            issue = .init(
+                problem: "The entitlements file \(path) named by KEYSMITH_ENTITLEMENTS does not exist.",
+                fix: "Fix the path in KEYSMITH_ENTITLEMENTS (a relative path starts in the current directory), or unset it to use the shared default access group.")
+            return
+        }
         guard let data = try? Data(contentsOf: url),
             let plist = try? PropertyListSerialization.propertyList(from: data, format: nil),
             let dictionary = plist as? [String: Any]
-        else { return }
-        applicationIdentifier = dictionary["application-identifier"] as? String
+        else {
+            issue = .init(
+                problem: "The entitlements file \(path) named by KEYSMITH_ENTITLEMENTS cannot be read as a property list dictionary.",
+                fix: "Check that the file is readable and is an entitlements plist (a <dict> with keychain-access-groups).")
+            return
+        }
+        // A list of the wrong shape (a single string, a number) would silently leave the
+        // process with other groups than the file names: refuse it with the fix.
+        for key in ["keychain-access-groups", "com.apple.security.application-groups"] {
+            if let value = dictionary[key], !(value is [String]) {
+                issue = .init(
+                    problem: "The entitlements file \(path) named by KEYSMITH_ENTITLEMENTS has a \(key) that is not an array of strings.",
+                    fix: "Write it as <key>\(key)</key><array><string>GROUP</string></array>, one <string> per group.")
+                return
+            }
+        }
+        let rawIdentifier = dictionary["application-identifier"] as? String
         var groups = (dictionary["keychain-access-groups"] as? [String]) ?? []
-        if let applicationIdentifier, !groups.contains(applicationIdentifier) {
-            groups.append(applicationIdentifier)
+        if let rawIdentifier, !groups.contains(rawIdentifier) {
+            groups.append(rawIdentifier)
         }
         for group in (dictionary["com.apple.security.application-groups"] as? [String]) ?? [] where !groups.contains(group) {
             groups.append(group)
         }
-        // As on iOS, the read-only token group goes last.
-        if let index = groups.firstIndex(of: "com.apple.token") {
-            groups.remove(at: index)
-            groups.append("com.apple.token")
+        // Xcode's variables: the team prefix from KEYSMITH_TEAM_ID, or from a literal
+        // application identifier ("ABCDE12345.com.example.app").
+        let team = teamIdentifier.map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
+            ?? rawIdentifier.flatMap(Self.literalTeamPrefix)
+        var expanded: [String] = []
+        for group in groups {
+            let value = team.map { Self.expandTeamPrefix(group, team: $0) } ?? group
+            if let start = value.range(of: "$(") {
+                let variable = value[start.lowerBound...].prefix { $0 != ")" } + ")"
+                let isTeamPrefix = variable == "$(AppIdentifierPrefix)" || variable == "$(TeamIdentifierPrefix)"
+                issue = .init(
+                    problem: "The entitlements file \(path) names access group \"\(group)\", whose \(variable) Xcode expands at build time; it is never used literally.",
+                    fix: isTeamPrefix
+                        ? "Set KEYSMITH_TEAM_ID to your team ID (for example KEYSMITH_TEAM_ID=ABCDE12345), or write the group out in the file."
+                        : "Write the group out in the file, with \(variable) replaced by its value.")
+                return
+            }
+            if !expanded.contains(value) { expanded.append(value) }
         }
-        accessGroups = groups
+        var identifier = rawIdentifier
+        if let raw = rawIdentifier, let team { identifier = Self.expandTeamPrefix(raw, team: team) }
+        applicationIdentifier = (identifier?.contains("$(") ?? false) ? nil : identifier
+        // As on iOS, the read-only token group goes last.
+        if let index = expanded.firstIndex(of: "com.apple.token") {
+            expanded.remove(at: index)
+            expanded.append("com.apple.token")
+        }
+        accessGroups = expanded
+    }
+
+    /// `$(AppIdentifierPrefix)x` and `$(TeamIdentifierPrefix)x` with the team: `TEAM.x`.
+    static func expandTeamPrefix(_ value: String, team: String) -> String {
+        let prefix = team.hasSuffix(".") ? team : team + "."
+        return value.replacingOccurrences(of: "$(AppIdentifierPrefix)", with: prefix)
+            .replacingOccurrences(of: "$(TeamIdentifierPrefix)", with: prefix)
+    }
+
+    /// The team of a literal application identifier (`ABCDE12345.com.example.app`): ten
+    /// letters and digits before the first dot.
+    static func literalTeamPrefix(_ identifier: String) -> String? {
+        guard !identifier.contains("$("), let dot = identifier.firstIndex(of: ".") else { return nil }
+        let team = identifier[..<dot]
+        guard team.count == 10, team.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return nil }
+        return String(team)
     }
 }
 #endif

@@ -49,9 +49,16 @@ public struct SecAccessControlCreateFlags: OptionSet, Sendable, Hashable {
 /// it requires. Created with ``SecAccessControlCreateWithFlags(_:_:_:_:)`` and passed as
 /// `kSecAttrAccessControl`; returned in attribute dictionaries.
 public final class SecAccessControl: @unchecked Sendable, Hashable, CustomStringConvertible {
-    /// The accessibility value (`kSecAttrAccessible…`) the item is protected with.
+    /// The accessibility value (`kSecAttrAccessible…`) the item is protected with (Linux only:
+    /// Apple's access control is opaque).
+    #if KEYSMITH_APPLE_SURFACE
+    @_spi(LinuxKeychain)
+    #endif
     public let protection: String
-    /// The authentication constraints.
+    /// The authentication constraints (Linux only: Apple's access control is opaque).
+    #if KEYSMITH_APPLE_SURFACE
+    @_spi(LinuxKeychain)
+    #endif
     public let flags: SecAccessControlCreateFlags
 
     init(protection: String, flags: SecAccessControlCreateFlags) {
@@ -87,6 +94,7 @@ public final class SecAccessControl: @unchecked Sendable, Hashable, CustomString
 ///     `errSecParam`, with a description of what was wrong.
 /// - Returns: The access control, or `nil` when `protection` is not an accessibility
 ///   value, both `.or` and `.and` are set, or a flag is unknown.
+@discardableResult
 public func SecAccessControlCreateWithFlags(
     _ allocator: CFAllocator?, _ protection: CFTypeRef, _ flags: SecAccessControlCreateFlags,
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
@@ -110,6 +118,5 @@ public func SecAccessControlCreateWithFlags(
     return SecAccessControl(protection: value, flags: flags)
 }
 
-/// The domain of errors that carry an `OSStatus` as their code.
-public let NSOSStatusErrorDomain = "NSOSStatusErrorDomain"
+// `NSOSStatusErrorDomain`, the domain of these errors, is Foundation's own (on Linux too).
 #endif

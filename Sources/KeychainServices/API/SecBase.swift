@@ -11,6 +11,9 @@ import Foundation
 
 /// No error.
 public let errSecSuccess: OSStatus = 0
+/// No error: the status of success in every Apple API (MacTypes' `noErr`), equal to
+/// `errSecSuccess`. Tutorials and wrappers compare keychain results with it.
+public let noErr: OSStatus = 0
 /// The function or operation is not implemented (also Apple's `errSecUnsupportedOperation`).
 public let errSecUnimplemented: OSStatus = -4
 /// The disk is full.
@@ -199,6 +202,7 @@ private let secErrorNames: [OSStatus: String] = [
 ///   - status: The result code to describe, such as `errSecItemNotFound`.
 ///   - reserved: Reserved for future use; pass `nil`.
 /// - Returns: The message for `status`, or `"OSStatus <status>"` when the code is unknown.
+@discardableResult
 public func SecCopyErrorMessageString(_ status: OSStatus, _ reserved: UnsafeMutableRawPointer?) -> CFString? {
     if let message = secErrorMessages[status] {
         return NSString(string: message)

@@ -5,6 +5,8 @@ import Foundation
 // parses the dictionary with Apple's rules, checks the caller's access groups, and runs
 // the operation on the keychain of `KeychainEnvironment.current`. Failures return the
 // status Apple returns; the precise cause is kept in `KeychainDiagnostics` for the thread.
+// Their results are discardable, as every C function's is when Swift imports it on Apple
+// platforms: `SecItemDelete(query)` alone compiles without a warning there, and here.
 
 /// Adds one item to the keychain.
 ///
@@ -17,6 +19,7 @@ import Foundation
 ///   key exists (genp: service + account + access group + synchronizable), `errSecParam`
 ///   for a malformed dictionary, `errSecMissingEntitlement` for an access group the process
 ///   is not entitled to, and the other `errSec…` codes Apple documents.
+@discardableResult
 public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     perform(.add, attributes) { query, groups, engine in
         let value = try engine.add(query, groups: groups)
@@ -33,6 +36,7 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
 ///     `kSecMatchLimitAll`), as on iOS. Untouched when nothing matches.
 /// - Returns: `errSecSuccess`, `errSecItemNotFound` when nothing matches (items in access
 ///   groups the process cannot read are invisible), or another `errSec…` code.
+@discardableResult
 public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     perform(.copyMatching, query) { parsed, groups, engine in
         let value = try engine.copyMatching(parsed, groups: groups)
@@ -50,6 +54,7 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
 /// - Returns: `errSecSuccess`, `errSecItemNotFound` when nothing matches,
 ///   `errSecDuplicateItem` when a change would make two items collide (then nothing is
 ///   changed), or another `errSec…` code.
+@discardableResult
 public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus {
     perform(.update, query) { parsed, groups, engine in
         guard let itemClass = parsed.itemClass else { throw KeychainFailure.param("The query has no kSecClass.") }
@@ -60,10 +65,12 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
 
 /// Deletes every item that matches a query.
 ///
-/// - Parameter query: The class and the attributes to match. Match-limit keys are not
-///   allowed (`errSecParam`); return keys are ignored.
+/// - Parameter query: The class and the attributes to match. `kSecMatchLimit:
+///   kSecMatchLimitAll` is accepted with macOS's meaning (every match, as without it);
+///   other match keys are `errSecParam`, as on iOS; return keys are ignored.
 /// - Returns: `errSecSuccess`, `errSecItemNotFound` when nothing matches, or another
 ///   `errSec…` code.
+@discardableResult
 public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
     perform(.delete, query) { parsed, groups, engine in
         try engine.delete(parsed, groups: groups)
@@ -82,7 +89,14 @@ private func perform(
         let groups = AccessGroups(environment.accessGroups)
         let (entries, problem) = QueryParser.readEntries(dictionary)
         if entries.contains(where: { $0.key == "clip" }) { throw QueryParser.clipRefused }
-        guard !groups.all.isEmpty else { throw AccessGroups.none }
+        guard !groups.all.isEmpty else {
+            // Say why there are none when the configuration is the cause (a missing
+            // entitlements file, an Xcode variable that cannot be expanded).
+            if let issue = environment.configurationIssue {
+                throw KeychainFailure(errSecMissingEntitlement, issue.problem, recovery: issue.fix)
+            }
+            throw AccessGroups.none
+        }
         if let problem { throw problem }
         let isWrite = operation != .copyMatching
         // Update and delete check an explicit group before anything else (Apple's order);
@@ -97,7 +111,8 @@ private func perform(
         if let group = query.accessGroup, !(isWrite ? groups.canWrite(group) : groups.canRead(group)) {
             throw AccessGroups.missing(group, write: isWrite)
         }
-        let engine = try KeychainEngine.engine(for: environment.directory, forWriting: isWrite)
+        let engine = try KeychainEngine.engine(
+            for: environment.directory, forWriting: isWrite, creating: operation == .add)
         try body(query, groups, engine)
         KeychainDiagnostics.record(nil)
         return errSecSuccess

@@ -38,6 +38,12 @@ final class KeychainEngine: @unchecked Sendable {
         keys = try KeyHierarchy(deviceKey: deviceKey)
         storage = try KeychainDatabase(path: databaseURL.path)
         try storage.prepare(checkValue: keys.checkValue)
+        // Rollback detection: the item set is checked against keychain.anchor, MACed with a
+        // key of its own derived from the device key.
+        try storage.attachAnchor(
+            RollbackAnchor(directory: directory, key: Sodium.deriveKey(from: deviceKey, id: 1, context: "ksanchr1")))
+        // After the anchor: the first open of an older keychain re-encrypts its items in
+        // place, and the anchor records that write like any other.
         try keys.attach(storage: storage)
         associatedDataPrefix = Data("keysmith.item.v1".utf8) + storage.keychainID
         fileIdentity = Self.identity(of: databaseURL.path)
@@ -64,7 +70,11 @@ final class KeychainEngine: @unchecked Sendable {
     /// that its database file is still the one at the path: if the keychain was deleted or
     /// replaced underneath the process (`rm -rf`, a restore), the call opens the new one
     /// instead of writing into an unlinked file.
-    static func engine(for directory: URL, forWriting: Bool = false) throws -> KeychainEngine {
+    ///
+    /// With `creating` false (every call but an add), a keychain that does not exist yet is
+    /// not created: the call reports errSecItemNotFound naming the directory, as reading an
+    /// empty keychain would, and leaves no directory or key file behind.
+    static func engine(for directory: URL, forWriting: Bool = false, creating: Bool = true) throws -> KeychainEngine {
         registryLock.lock()
         defer { registryLock.unlock() }
         if let mostRecent, mostRecent.directory == directory, mostRecent.isCurrent(always: forWriting) { return mostRecent }
@@ -81,6 +91,11 @@ final class KeychainEngine: @unchecked Sendable {
                 registryOrder.append(key)
             }
             return engine
+        }
+        if !creating && !FileManager.default.fileExists(atPath: directory.appendingPathComponent(databaseName).path) {
+            throw KeychainFailure(
+                errSecItemNotFound, "No item matches the query: there is no keychain at \(directory.path) yet.",
+                recovery: "Check the keychain directory (KEYSMITH_HOME or KeychainEnvironment.directory); the first item added there creates it.")
         }
         let engine = try KeychainEngine(directory: directory)
         mostRecent = engine
@@ -130,7 +145,7 @@ final class KeychainEngine: @unchecked Sendable {
     /// held: the key hierarchy's passphrase changes, one transaction with the items they
     /// delete.
     func writeTransaction(_ body: (KeychainDatabase) throws -> Void) throws {
-        try locked { try storage.database.writeTransaction { try body(storage) } }
+        try locked { try storage.writeTransaction(erasing: true) { try body(storage) } }
     }
 
     private func locked<Result>(_ body: () throws -> Result) throws -> Result {
@@ -201,7 +216,7 @@ final class KeychainEngine: @unchecked Sendable {
         attributes["mdat"] = .date(now)
 
         let record = ItemRecord(
-            rowID: 0, itemClass: itemClass, attributes: attributes, secret: query.valueData.map(SecretData.init),
+            rowID: 0, itemClass: itemClass, attributes: attributes, secret: query.valueData,
             reference: Sodium.randomBytes(16))
         if record.protection == .whenPasscodeSetThisDeviceOnly && !keys.hasPasscode {
             throw KeychainFailure(
@@ -210,7 +225,7 @@ final class KeychainEngine: @unchecked Sendable {
         }
         return try locked {
             let sealed = try seal(record, schema: schema)
-            let rowID: Int64 = try storage.database.writeTransaction {
+            let rowID: Int64 = try storage.writeTransaction(erasing: false) {
                 do {
                     return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName)
                 } catch let error as DatabaseError where error.osStatus == errSecDuplicateItem {
@@ -220,7 +235,7 @@ final class KeychainEngine: @unchecked Sendable {
                         return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName)
                     }
                     throw KeychainFailure(
-                        errSecDuplicateItem, "An item with the same primary key (class \(itemClass.rawValue): \(schema.primaryKey.joined(separator: ", "))) already exists.",
+                        errSecDuplicateItem, "An item with the same primary key already exists (\(ConstantNames.uniqueness(of: itemClass.rawValue, primaryKey: schema.primaryKey))).",
                         recovery: "Update the existing item with SecItemUpdate, or delete it first.")
                 }
             }
@@ -244,6 +259,7 @@ final class KeychainEngine: @unchecked Sendable {
             var found = 0
             let wanted: Int? = { if case .many(let n) = query.limit { return n } else { return 1 } }()
             if wanted == 0 { throw KeychainFailure.notFound }
+            try storage.checkBeforeRead()
             try forEachMatch(of: query, groups: readable, deleteDamaged: false) { record in
                 if query.authenticationUI == .skip, record.accessControl?.requiresAuthentication == true {
                     return true
@@ -284,7 +300,7 @@ final class KeychainEngine: @unchecked Sendable {
         }
         let writable = query.accessGroup.map { [$0] } ?? groups.writable
         try locked {
-            try storage.database.writeTransaction {
+            try storage.writeTransaction(erasing: true) {
                 var matches: [ItemRecord] = []
                 try forEachMatch(of: query, groups: writable, deleteDamaged: false) { record in
                     matches.append(record)
@@ -306,7 +322,7 @@ final class KeychainEngine: @unchecked Sendable {
                     if record.synchronizable, record.accessControl?.requiresAuthentication == true {
                         throw KeychainFailure.param("An item with an authentication-requiring kSecAttrAccessControl cannot be synchronizable.")
                     }
-                    if let data = changes.valueData { record.secret = SecretData(data) }
+                    if let secret = changes.valueData { record.secret = secret }
                     record.attributes["mdat"] = .date(now)
                     if record.protection == .whenPasscodeSetThisDeviceOnly && !keys.hasPasscode {
                         throw KeychainFailure(errSecNotAvailable, "kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly needs a keychain passphrase, and none is set.")
@@ -340,7 +356,7 @@ final class KeychainEngine: @unchecked Sendable {
         guard let itemClass = query.itemClass, itemClass.schema != nil else { throw KeychainFailure.notFound }
         let writable = query.accessGroup.map { [$0] } ?? groups.writable
         try locked {
-            try storage.database.writeTransaction {
+            try storage.writeTransaction(erasing: true) {
                 var ids: [Int64] = []
                 try forEachMatch(of: query, groups: writable, deleteDamaged: true) { record in
                     ids.append(record.rowID)
@@ -365,7 +381,7 @@ final class KeychainEngine: @unchecked Sendable {
                 || query.itemClass == .certificate || query.itemClass == .identity
             if needsPKI {
                 throw KeychainFailure(
-                    errSecUnimplemented, "'\(key)' needs certificate evaluation, which this keychain does not do.",
+                    errSecUnimplemented, "\(ConstantNames.key(key)) needs certificate evaluation, which this keychain does not do.",
                     recovery: "Match certificates by their attributes (issuer, serial number, label) instead.")
             }
         }
@@ -522,7 +538,7 @@ final class KeychainEngine: @unchecked Sendable {
         }
         for (tag, value) in record.attributes where value.matchBytes.count > Self.maximumAttributeSize {
             throw KeychainFailure(
-                errSecDataTooLarge, "The attribute '\(tag)' is \(value.matchBytes.count) bytes; an attribute may hold at most \(Self.maximumAttributeSize).",
+                errSecDataTooLarge, "The attribute \(ConstantNames.key(tag)) is \(value.matchBytes.count) bytes; an attribute may hold at most \(Self.maximumAttributeSize).",
                 recovery: "Store large values as the item's data (kSecValueData), not as an attribute.")
         }
         let primaryKey = primaryKeyHash(record, schema: schema)

@@ -29,7 +29,8 @@ struct KeychainFailure: Error, CustomStringConvertible {
 
     static func noSuchAttribute(_ tag: String, itemClass: String) -> KeychainFailure {
         KeychainFailure(
-            errSecNoSuchAttr, "'\(tag)' is not an attribute of class '\(itemClass)'.",
+            errSecNoSuchAttr,
+            "\(ConstantNames.key(tag, itemClass: itemClass)) is not an attribute of \(ConstantNames.itemClass(itemClass)) items.",
             recovery: "Remove the key from the dictionary, or use the item class that has it.")
     }
 
@@ -43,6 +44,9 @@ struct KeychainFailure: Error, CustomStringConvertible {
 /// was rejected, which file has the wrong permissions, which item failed to decrypt), and
 /// keeps it for the thread that made the call, so tools can tell people what to fix.
 /// It never contains secret bytes or attribute values.
+#if KEYSMITH_APPLE_SURFACE
+@_spi(LinuxKeychain)
+#endif
 public enum KeychainDiagnostics {
     /// The cause of the last failed SecItem call on the current thread, or `nil` if the last
     /// call succeeded (or returned `errSecItemNotFound`).

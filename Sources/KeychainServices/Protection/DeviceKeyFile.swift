@@ -20,7 +20,10 @@ enum DeviceKeyFile {
     /// Loads the key at `url`, creating it when it does not exist and `create` is true.
     /// - Throws: ``KeychainFailure`` with the path, the cause and the fix.
     static func loadOrCreate(at url: URL, create: Bool) throws -> SecretKey {
-        if let key = try load(at: url) { return key }
+        if let key = try load(at: url) {
+            removeInterruptedCopies(of: url)
+            return key
+        }
         guard create else {
             throw KeychainFailure(
                 errSecNotAvailable,
@@ -48,7 +51,10 @@ enum DeviceKeyFile {
                 errSecIO, "Writing the key file \(url.path) failed: \(String(cString: strerror(errno))).",
                 recovery: "Check free disk space and permissions of the keychain directory.")
         }
-        if link(temporary.path, url.path) != 0 && errno != EEXIST {
+        // EEXIST: another process installed its key first. ENOENT: a process that found the
+        // key installed removed this temporary file as an interrupted copy; either way the
+        // installed key is loaded below.
+        if link(temporary.path, url.path) != 0 && errno != EEXIST && errno != ENOENT {
             throw KeychainFailure(
                 errSecIO, "Installing the key file \(url.path) failed: \(String(cString: strerror(errno))).",
                 recovery: "Check permissions of the keychain directory.")
@@ -59,6 +65,26 @@ enum DeviceKeyFile {
             throw KeychainFailure(errSecIO, "The key file \(url.path) vanished right after it was created.")
         }
         return installed
+    }
+
+    /// Removes `.device.key.PID.RANDOM.tmp` files: what a process killed between writing a
+    /// new key and linking it into place (or before unlinking its temporary name) leaves.
+    /// Called once the key file is in place, so no process still needs one (a creator
+    /// that loses its temporary file loads the installed key). Only regular files of this
+    /// user are removed, and never overwritten first: one may be a second name of the key
+    /// file itself.
+    static func removeInterruptedCopies(of url: URL) {
+        let directory = url.deletingLastPathComponent()
+        let prefix = ".\(url.lastPathComponent)."
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
+            let middle = name.dropFirst(prefix.count).dropLast(4).split(separator: ".", omittingEmptySubsequences: false)
+            guard middle.count == 2, middle.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isNumber) }) else { continue }
+            let path = directory.appendingPathComponent(name).path
+            var info = stat()
+            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else { continue }
+            unlink(path)
+        }
     }
 
     /// Reads the key at `url`, or `nil` when there is no file.
@@ -86,9 +112,11 @@ enum DeviceKeyFile {
     }
 }
 
-/// File-system rules for keychain files: private directories and files, no links.
+/// File-system rules for keychain files: private directories and files owned by the
+/// effective user (as `ssh` requires of its keys), no links.
 enum KeychainFiles {
-    /// Creates `directory` (0700) when missing, and refuses one that others can read.
+    /// Creates `directory` (0700) when missing, and refuses one that another user owns or
+    /// that others can read.
     static func preparePrivateDirectory(_ directory: URL) throws {
         let path = directory.path
         var info = stat()
@@ -105,14 +133,28 @@ enum KeychainFiles {
                     errSecWrPerm, "Cannot create the keychain directory \(path).",
                     recovery: "Create it yourself (mkdir -m 700 \(path)) or point KEYSMITH_HOME at a writable directory.")
             }
-            chmod(path, 0o700)
-            return
+            // createDirectory also succeeds when someone else created the directory in the
+            // meantime, so what is there now is checked like any existing directory.
+            guard stat(path, &info) == 0 else {
+                throw KeychainFailure(
+                    errSecNotAvailable, "Cannot inspect the keychain directory \(path): \(String(cString: strerror(errno))).")
+            }
+            if info.st_uid == geteuid(), info.st_mode & 0o077 != 0, chmod(path, 0o700) != 0 {
+                throw KeychainFailure(
+                    errSecWrPerm, "Cannot make the new keychain directory \(path) private: \(String(cString: strerror(errno))).",
+                    recovery: "Run: chmod 700 \(path)")
+            }
+            if stat(path, &info) != 0 {
+                throw KeychainFailure(
+                    errSecNotAvailable, "Cannot inspect the keychain directory \(path): \(String(cString: strerror(errno))).")
+            }
         }
         guard (info.st_mode & S_IFMT) == S_IFDIR else {
             throw KeychainFailure(
                 errSecNotAvailable, "The keychain location \(path) is not a directory.",
                 recovery: "Point KEYSMITH_HOME at a directory.")
         }
+        try requireOwned(info, path: path, kind: "keychain directory")
         if info.st_mode & 0o077 != 0 {
             throw KeychainFailure(
                 errSecWrPerm, "The keychain directory \(path) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))).",
@@ -120,7 +162,25 @@ enum KeychainFiles {
         }
     }
 
-    /// Refuses an open file that is not a regular file or that others can read or write.
+    /// Refuses a file or directory that the effective user does not own: its owner could
+    /// read (or replace) what is stored in it.
+    static func requireOwned(_ info: stat, path: String, kind: String) throws {
+        let user = geteuid()
+        guard info.st_uid != user else { return }
+        throw KeychainFailure(
+            errSecWrPerm,
+            "The \(kind) \(path) belongs to another user (\(userName(info.st_uid))), who could read what this keychain stores; it is used only when it belongs to \(userName(user)).",
+            recovery: "If it is yours, run: chown \(userName(user)) \(path) (as root); otherwise point KEYSMITH_HOME at a directory of your own.")
+    }
+
+    /// The login name of `uid`, or `uid N`.
+    static func userName(_ uid: uid_t) -> String {
+        if let entry = getpwuid(uid), let name = entry.pointee.pw_name { return String(cString: name) }
+        return "uid \(uid)"
+    }
+
+    /// Refuses an open file that is not a regular file, that another user owns, or that
+    /// others can read or write.
     static func requirePrivate(fd: Int32, path: String, kind: String) throws {
         var info = stat()
         guard fstat(fd, &info) == 0 else {
@@ -129,6 +189,7 @@ enum KeychainFiles {
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw KeychainFailure(errSecNotAvailable, "The \(kind) \(path) is not a regular file.")
         }
+        try requireOwned(info, path: path, kind: kind)
         if info.st_mode & 0o077 != 0 {
             throw KeychainFailure(
                 errSecWrPerm, "The \(kind) \(path) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))).",
@@ -136,7 +197,8 @@ enum KeychainFiles {
         }
     }
 
-    /// Refuses a file at `path` (if it exists) that others can read.
+    /// Refuses a file at `path` (if it exists) that is a link, belongs to another user or
+    /// that others can read.
     static func requirePrivateIfPresent(path: String, kind: String) throws {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         if fd < 0 {

@@ -107,7 +107,7 @@ final class KeyHierarchy: @unchecked Sendable {
             // On the engine's connection (the engine is not shared yet), through its
             // KeychainDatabase, so item rows are written in one place only.
             let engineStore = ProtectionStore(database: storage.database)
-            try storage.database.writeTransaction {
+            try storage.writeTransaction(erasing: true) {
                 try engineStore.createTable()
                 // Another process may have upgraded while this one waited for the lock.
                 guard try engineStore.load().format == nil else { return }

@@ -84,7 +84,8 @@ struct ItemQuery {
     var returnPersistentRef = false
     var hasReturnKeys: Bool { returnData || returnAttributes || returnRef || returnPersistentRef }
 
-    var valueData: Data?
+    /// `kSecValueData`, in a zeroing buffer.
+    var valueData: SecretData?
     var persistentReference: PersistentReference?
 
     var authenticationUI: AuthenticationUI = .allow

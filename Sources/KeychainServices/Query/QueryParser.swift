@@ -60,16 +60,16 @@ enum QueryParser {
         for (key, value) in try stringKeyedEntries(dictionary) {
             switch key {
             case "v_Data":
-                guard let data = bytes(value) else {
+                guard let secret = secret(value) else {
                     throw KeychainFailure.param("kSecValueData must be Data (a String is not accepted; encode it as UTF-8).")
                 }
-                changes.valueData = data
+                changes.valueData = secret
             case "musr", "nleg":
                 continue
             default:
                 guard key.utf16.count == 4 else {
                     throw KeychainFailure(
-                        errSecNoSuchAttr, "'\(key)' cannot be changed by SecItemUpdate: only attributes and kSecValueData can.",
+                        errSecNoSuchAttr, "\(ConstantNames.key(key)) cannot be changed by SecItemUpdate: only attributes and kSecValueData can.",
                         recovery: "Move search, return and use keys into the query dictionary.")
                 }
                 try applyAttribute(key, value: value, itemClass: itemClass, to: &changes, operation: .update)
@@ -119,7 +119,7 @@ enum QueryParser {
                 continue
             }
             if value is NSNull, problem == nil {
-                problem = KeychainFailure.param("The value for '\(name)' is null.")
+                problem = KeychainFailure.param("The value for \(ConstantNames.key(name)) is null.")
             }
             entries.append((name, value))
         }
@@ -136,18 +136,22 @@ enum QueryParser {
             return
         }
         guard key.utf8.count > 1, let first = key.first else {
-            throw KeychainFailure.param("'\(key)' is not a keychain dictionary key.")
+            throw KeychainFailure.param("\(ConstantNames.key(key)) is not a keychain dictionary key.")
         }
         switch first {
         case "c":
-            throw KeychainFailure.param("'\(key)' is not a keychain dictionary key (did you mean kSecClass?).")
-        case "m": try applyMatch(key, value: value, to: &query)
+            throw KeychainFailure.param("\(ConstantNames.key(key)) is not a keychain dictionary key (did you mean kSecClass?).")
+        case "m":
+            // macOS's SecItemDelete accepts kSecMatchLimitAll (every match, which delete does
+            // anyway), and portable code sends it from its macOS branch; iOS would refuse it.
+            if operation == .delete, key == "m_Limit", value as? String == "m_LimitAll" { return }
+            try applyMatch(key, value: value, to: &query)
         case "r": try applyReturn(key, value: value, to: &query)
         case "u": try applyUse(key, value: value, to: &query)
         case "v": try applyValue(key, value: value, to: &query)
         case "f": return
         default:
-            throw KeychainFailure.param("'\(key)' is not a keychain dictionary key.")
+            throw KeychainFailure.param("\(ConstantNames.key(key)) is not a keychain dictionary key.")
         }
     }
 
@@ -191,14 +195,14 @@ enum QueryParser {
 
     private static func applyReturn(_ key: String, value: Any, to query: inout ItemQuery) throws {
         guard isBoolean(value), let flag = boolean(value) else {
-            throw KeychainFailure.param("The value of '\(key)' must be a boolean (true or kCFBooleanTrue).")
+            throw KeychainFailure.param("The value of \(ConstantNames.key(key)) must be a boolean (true or kCFBooleanTrue).")
         }
         switch key {
         case "r_Data": query.returnData = flag
         case "r_Attributes": query.returnAttributes = flag
         case "r_Ref": query.returnRef = flag
         case "r_PersistentRef": query.returnPersistentRef = flag
-        default: throw KeychainFailure.param("'\(key)' is not a kSecReturn… key.")
+        default: throw KeychainFailure.param("\(ConstantNames.key(key)) is not a kSecReturn… key.")
         }
     }
 
@@ -223,7 +227,7 @@ enum QueryParser {
             "u_SyncBubbleKeychain", "u_TokenRawItems", "u_CertWithIssuers":
             return
         default:
-            throw KeychainFailure.param("'\(key)' is not a kSecUse… key.")
+            throw KeychainFailure.param("\(ConstantNames.key(key)) is not a kSecUse… key here.")
         }
         if query.hasAuthenticationContext && query.hasCredentialReference {
             throw KeychainFailure.param("kSecUseAuthenticationContext and kSecUseCredentialReference cannot be used together.")
@@ -233,16 +237,16 @@ enum QueryParser {
     private static func applyValue(_ key: String, value: Any, to query: inout ItemQuery) throws {
         switch key {
         case "v_Data":
-            guard let data = bytes(value) else {
+            guard let secret = secret(value) else {
                 throw KeychainFailure.param("kSecValueData must be Data (a String is not accepted; encode it as UTF-8).")
             }
-            query.valueData = data
+            query.valueData = secret
         case "v_Ref":
             // Apple narrows the query to the referenced key or certificate; there are no such
             // objects here, so ignoring the key would widen the query to the whole class.
             throw KeychainFailure.param(
                 "kSecValueRef is not supported here: keys and certificates are stored as data (kSecValueData) and attributes.")
-        default: throw KeychainFailure.param("'\(key)' is not a kSecValue… key.")
+        default: throw KeychainFailure.param("\(ConstantNames.key(key)) is not a kSecValue… key.")
         }
     }
 
@@ -293,26 +297,26 @@ enum QueryParser {
             if let string = value as? String { return .string(string) }
             if let data = bytes(value) { return .data(data) }
             if let number = integer(value) { return .number(number) }
-            throw KeychainFailure.param("The value of '\(tag)' must be a string, Data or a whole number that fits in 64 bits.")
+            throw KeychainFailure.param("The value of \(ConstantNames.key(tag)) must be a string, Data or a whole number that fits in 64 bits.")
         case .number:
             if let number = integer(value) { return .number(number) }
             if let string = value as? String {
                 if let number = Int64(string), String(number) == string { return .number(number) }
                 return .string(string)
             }
-            throw KeychainFailure.param("The value of '\(tag)' must be a whole number that fits in 64 bits (or a string constant).")
+            throw KeychainFailure.param("The value of \(ConstantNames.key(tag)) must be a whole number that fits in 64 bits (or a string constant).")
         case .date:
             if let date = value as? Date { return .date(date.timeIntervalSinceReferenceDate) }
-            throw KeychainFailure.param("The value of '\(tag)' must be a Date.")
+            throw KeychainFailure.param("The value of \(ConstantNames.key(tag)) must be a Date.")
         case .string:
             if let string = value as? String { return .string(string) }
             if let data = bytes(value), let string = String(data: data, encoding: .utf8) { return .string(string) }
-            throw KeychainFailure.param("The value of '\(tag)' must be a string.")
+            throw KeychainFailure.param("The value of \(ConstantNames.key(tag)) must be a string.")
         case .data:
             if let data = bytes(value) { return .data(data) }
             if let string = value as? String { return .data(Data(string.utf8)) }
             if let number = integer(value) { return .data(AttributeValue.number(number).matchBytes) }
-            throw KeychainFailure.param("The value of '\(tag)' must be Data.")
+            throw KeychainFailure.param("The value of \(ConstantNames.key(tag)) must be Data.")
         case .accessibility:
             guard let name = value as? String, ProtectionClass(rawValue: name) != nil else {
                 throw KeychainFailure.param(
@@ -320,7 +324,7 @@ enum QueryParser {
             }
             return .string(name)
         case .synchronizable, .accessControl:
-            throw KeychainFailure.param("'\(tag)' cannot be coerced here.")
+            throw KeychainFailure.param("\(ConstantNames.key(tag)) cannot be coerced here.")
         }
     }
 
@@ -342,6 +346,21 @@ enum QueryParser {
 
     /// The bytes of a `Data`/`NSData` value, copied in one go (Foundation on Linux bridges
     /// an `NSData` to `Data` byte by byte).
+    /// `kSecValueData`: the caller's bytes, copied once, straight into a buffer that is
+    /// zeroed when released (no intermediate `Data` that would be freed with the secret in it).
+    static func secret(_ value: Any) -> SecretData? {
+        if let secret = value as? SecretData { return secret }  // immutable: shared, not copied
+        if let contiguous = value as? (any ContiguousBytes & NSData) {
+            return contiguous.withUnsafeBytes { SecretData(copying: $0) }
+        }
+        if let data = value as? NSData {
+            guard data.length > 0 else { return SecretData(copying: UnsafeRawBufferPointer(start: nil, count: 0)) }
+            return SecretData(copying: UnsafeRawBufferPointer(start: data.bytes, count: data.length))
+        }
+        if let data = value as? Data { return data.withUnsafeBytes { SecretData(copying: $0) } }
+        return nil
+    }
+
     static func bytes(_ value: Any) -> Data? {
         if let contiguous = value as? (any ContiguousBytes & NSData) {
             return contiguous.withUnsafeBytes { Data($0) }

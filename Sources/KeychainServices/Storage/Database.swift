@@ -15,7 +15,9 @@ final class Database {
     /// - Throws: ``DatabaseError`` when SQLite cannot open the file.
     init(path: String, create: Bool) throws {
         var handle: OpaquePointer?
-        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
+        // NOFOLLOW: the engine checked the file (not a link, ours, private) and SQLite
+        // reopens it by name, so a link put there in between must not be followed.
+        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
         if create { flags |= SQLITE_OPEN_CREATE }
         let code = sqlite3_open_v2(path, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {

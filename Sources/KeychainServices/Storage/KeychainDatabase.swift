@@ -64,6 +64,11 @@ final class KeychainDatabase {
         do {
             try database.execute("PRAGMA journal_mode=WAL")
             try database.execute("PRAGMA synchronous=FULL")
+            // Deleted and overwritten rows are zeroed in the file instead of left in free
+            // space, and the WAL shrinks back to nothing when it restarts after a checkpoint
+            // (so the old page versions it held do not stay in the file).
+            try database.execute("PRAGMA secure_delete=ON")
+            try database.execute("PRAGMA journal_size_limit=0")
             try database.execute("PRAGMA foreign_keys=OFF")
             let version = try userVersion()
             if version > Self.schemaVersion {
@@ -148,6 +153,231 @@ final class KeychainDatabase {
         try statement.run()
     }
 
+    // MARK: Transactions
+
+    /// Runs `body` in a write transaction (``Database/writeTransaction(_:)``). When
+    /// `erasing` (the transaction overwrote or deleted ciphertext), the WAL is then copied
+    /// into the database file and truncated, so the old versions of the changed pages (with
+    /// the old ciphertext in them) leave the files now rather than at some later checkpoint.
+    ///
+    /// With an anchor attached, the transaction also checks the database against the
+    /// anchor (under the write lock, so no other writer is half-way), writes the anchor with
+    /// both the state it starts from and the state it is about to commit before `COMMIT`,
+    /// and records only the new state once committed (see ``RollbackAnchor``).
+    func writeTransaction<Result>(erasing: Bool, _ body: () throws -> Result) throws -> Result {
+        var states: (current: ItemSetState, next: ItemSetState)?
+        let result = try database.writeTransaction { () throws -> Result in
+            guard let anchor else { return try body() }
+            let current = try check(state: storedState(), contents: anchor.read(), anchor: anchor)
+            added = .zero
+            removed = .zero
+            let result = try body()
+            var digest = current.digest
+            digest.add(added)
+            digest.subtract(removed)
+            let next = ItemSetState(generation: current.generation + 1, digest: digest)
+            try anchor.write(.init(keychainID: keychainID, committed: current, pending: next), durable: true)
+            try setMeta(Self.anchorStateKey, next.encoded)
+            states = (current, next)
+            return result
+        }
+        if let anchor, let states { finalize(anchor, from: states.current, to: states.next) }
+        if erasing { checkpointDiscardingOldVersions() }
+        return result
+    }
+
+    // MARK: Rollback anchor
+
+    static let anchorStateKey = "anchor-state"
+    /// The anchor this database is checked against (attached at open).
+    private(set) var anchor: RollbackAnchor?
+    /// The values of the rows the current write transaction added and removed.
+    private var added = ItemSetDigest.zero
+    private var removed = ItemSetDigest.zero
+
+    /// Checks the whole database against `anchor` (every row's value recomputed) and keeps
+    /// it for every later write and read. Anchors a keychain that has none yet, and accepts
+    /// the database as it is when the owner asked for it (`keychain.anchor.reset`).
+    /// - Throws: errSecDecode when the database was rolled back or changed outside Keysmith.
+    func attachAnchor(_ anchor: RollbackAnchor) throws {
+        var info = stat()
+        if lstat(anchor.resetRequestPath, &info) == 0, info.st_uid == geteuid() {
+            try database.writeTransaction {
+                let newest = (try? anchor.read())?.newestGeneration ?? 0
+                let state = ItemSetState(
+                    generation: max(newest, try storedState()?.generation ?? 0) + 1, digest: try fullDigest(anchor))
+                try anchor.write(.init(keychainID: keychainID, committed: state, pending: nil), durable: true)
+                try setMeta(Self.anchorStateKey, state.encoded)
+            }
+            unlink(anchor.resetRequestPath)
+        }
+        // The anchor is read before and after one read transaction: when it did not change
+        // in between, no write happened half-way through and the snapshot can be judged
+        // against it. After a few tries with writers in the way, under the write lock.
+        var checked = false
+        for _ in 0..<3 where !checked {
+            // A failed read may be a write seen half-way: judged under the lock below.
+            guard let before = try? anchor.read() else { break }
+            try database.execute("BEGIN")
+            let (state, digest): (ItemSetState?, ItemSetDigest)
+            do {
+                state = try storedState()
+                digest = try fullDigest(anchor)
+                try database.execute("COMMIT")
+            } catch {
+                try? database.execute("ROLLBACK")
+                throw error
+            }
+            guard let after = try? anchor.read(), after == before else { continue }
+            _ = try check(state: state, contents: before, anchor: anchor, fullDigest: digest)
+            checked = true
+        }
+        if !checked {
+            try database.writeTransaction {
+                _ = try check(state: storedState(), contents: anchor.read(), anchor: anchor, fullDigest: fullDigest(anchor))
+            }
+        }
+        self.anchor = anchor
+        if try storedState() == nil {
+            // Not anchored yet (a new keychain, or one written before anchors): anchor it
+            // with an empty write.
+            try writeTransaction(erasing: false) {}
+        }
+    }
+
+    /// Before a read: the database's generation against the anchor's (one indexed read
+    /// and a `stat`; the file is re-read only when it was replaced). A mismatch is judged
+    /// again under the write lock, where no writer is half-way.
+    /// - Throws: errSecDecode when the database was rolled back (here: replaced in place by
+    ///   an older copy while open).
+    func checkBeforeRead() throws {
+        guard let anchor else { return }
+        if let state = try storedState(), let contents = try? anchor.read(), contents.accepts(state),
+            contents.keychainID == keychainID
+        {
+            return
+        }
+        try database.writeTransaction {
+            _ = try check(state: storedState(), contents: anchor.read(), anchor: anchor)
+        }
+    }
+
+    /// Judges the database's state against the anchor's contents; returns the state a
+    /// write starts from.
+    private func check(
+        state: ItemSetState?, contents: RollbackAnchor.Contents?, anchor: RollbackAnchor, fullDigest full: ItemSetDigest? = nil
+    ) throws -> ItemSetState {
+        guard let contents else {
+            // No anchor: a keychain that was never anchored is anchored as it is.
+            if state == nil { return ItemSetState(generation: 0, digest: try full ?? fullDigest(anchor)) }
+            throw anchor.rolledBack("its anchor file \(RollbackAnchor.fileName) is missing (removed, or not restored together with the database).")
+        }
+        guard contents.keychainID == keychainID else {
+            // A new, empty database where a removed keychain's anchor remains.
+            if state == nil, try rowCount() == 0 { return ItemSetState(generation: 0, digest: .zero) }
+            throw anchor.rolledBack("the anchor file \(RollbackAnchor.fileName) belongs to another keychain.")
+        }
+        let current = try state ?? ItemSetState(generation: 0, digest: full ?? fullDigest(anchor))
+        if let full, full != current.digest {
+            throw anchor.rolledBack(
+                "its items differ from what Keysmith last wrote (an item's old data written back, an item deleted or added).")
+        }
+        if contents.accepts(current) { return current }
+        if current.generation < contents.newestGeneration {
+            throw anchor.rolledBack(
+                "it is an older copy (write \(current.generation); the anchor records write \(contents.newestGeneration)).")
+        }
+        throw anchor.rolledBack(
+            "it does not match its anchor (write \(current.generation); the anchor records write \(contents.newestGeneration)).")
+    }
+
+    /// After a commit, under the write lock again (without waiting: a writer holding it
+    /// replaces the anchor itself): the anchor then accepts only the committed state.
+    private func finalize(_ anchor: RollbackAnchor, from current: ItemSetState, to next: ItemSetState) {
+        database.setBusyTimeout(milliseconds: 0)
+        defer { database.setBusyTimeout(milliseconds: Self.busyTimeoutMilliseconds) }
+        guard (try? database.execute("BEGIN IMMEDIATE")) != nil else { return }
+        defer { try? database.execute("COMMIT") }
+        guard let stored = try? storedState(), stored == next,
+            let contents = try? anchor.read(), contents.committed == current, contents.pending == next
+        else { return }
+        try? anchor.write(.init(keychainID: keychainID, committed: next, pending: nil), durable: false)
+    }
+
+    private func storedState() throws -> ItemSetState? {
+        guard let value = try metaValue(Self.anchorStateKey) else { return nil }
+        guard let state = ItemSetState(encoded: value) else {
+            throw KeychainFailure(errSecDecode, "The keychain database at \(database.path) has a damaged state record.",
+                                  recovery: "Restore keychain.db and keychain.anchor together from a backup.")
+        }
+        return state
+    }
+
+    private func rowCount() throws -> Int64 {
+        let statement = try database.cachedStatement("SELECT count(*) FROM items")
+        defer { statement.reset() }
+        return try statement.step() ? statement.int64(at: 0) : 0
+    }
+
+    private static let valueColumns = "id, class, pk, h1, h2, agrp, sync, pdmn, ref, nonce, ciphertext"
+
+    /// The value of the row the statement is on (columns as in ``valueColumns``), read in
+    /// place.
+    private func value(of statement: Statement, anchor: RollbackAnchor) -> ItemSetDigest {
+        anchor.value { feed in
+            for column in Int32(0)..<11 {
+                if column == 0 || column == 6 {
+                    withUnsafeBytes(of: statement.int64(at: column).littleEndian) { feed($0) }
+                } else {
+                    statement.withBytes(at: column) { feed($0) }
+                }
+            }
+        }
+    }
+
+    /// The sum of every row's value, recomputed.
+    private func fullDigest(_ anchor: RollbackAnchor) throws -> ItemSetDigest {
+        let statement = try database.cachedStatement("SELECT \(Self.valueColumns) FROM items")
+        defer { statement.reset() }
+        var digest = ItemSetDigest.zero
+        while try statement.step() { digest.add(value(of: statement, anchor: anchor)) }
+        return digest
+    }
+
+    /// Adds the stored row `id` to the values the current write removes.
+    private func noteRemoval(id: Int64) throws {
+        guard let anchor else { return }
+        let statement = try database.cachedStatement("SELECT \(Self.valueColumns) FROM items WHERE id = ?")
+        statement.bind(id, at: 1)
+        defer { statement.reset() }
+        if try statement.step() { removed.add(value(of: statement, anchor: anchor)) }
+    }
+
+    private func noteAddition(_ row: StoredRow, id: Int64, firstName: Data, secondName: Data) {
+        guard let anchor else { return }
+        added.add(anchor.value { feed in
+            withUnsafeBytes(of: id.littleEndian) { feed($0) }
+            var itemClass = row.itemClass
+            itemClass.withUTF8 { feed(UnsafeRawBufferPointer($0)) }
+            for data in [row.primaryKeyHash, firstName, secondName, row.accessGroupHash] { data.withUnsafeBytes { feed($0) } }
+            withUnsafeBytes(of: Int64(row.synchronizable ? 1 : 0).littleEndian) { feed($0) }
+            var protection = row.protection
+            protection.withUTF8 { feed(UnsafeRawBufferPointer($0)) }
+            for data in [row.reference, row.nonce, row.ciphertext] { data.withUnsafeBytes { feed($0) } }
+        })
+    }
+
+    /// `wal_checkpoint(TRUNCATE)` without waiting: when another connection is reading or
+    /// writing at this moment, SQLite checkpoints what it can and the rest leaves the WAL
+    /// at the next checkpoint (the WAL restarts from its start and is truncated then, as
+    /// `journal_size_limit=0` asks). The write has committed already: a failure here is
+    /// not the write's failure.
+    private func checkpointDiscardingOldVersions() {
+        database.setBusyTimeout(milliseconds: 0)
+        _ = sqlite3_wal_checkpoint_v2(database.handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+        database.setBusyTimeout(milliseconds: Self.busyTimeoutMilliseconds)
+    }
+
     // MARK: Rows
 
     static let rowColumns = "id, class, pk, agrp, sync, pdmn, ref, nonce, ciphertext"
@@ -159,16 +389,20 @@ final class KeychainDatabase {
         bindContent(of: row, firstName: firstName, secondName: secondName, to: statement)
         statement.bind(row.reference, at: 10)
         try statement.run()
-        return database.lastInsertedRowID
+        let id = database.lastInsertedRowID
+        noteAddition(row, id: id, firstName: firstName, secondName: secondName)
+        return id
     }
 
     /// Rewrites a row in place (same id and reference); a primary-key collision throws.
     func update(_ row: StoredRow, firstName: Data, secondName: Data) throws {
+        try noteRemoval(id: row.id)
         let statement = try database.cachedStatement(
             "UPDATE items SET class=?, pk=?, h1=?, h2=?, agrp=?, sync=?, pdmn=?, nonce=?, ciphertext=? WHERE id=?")
         bindContent(of: row, firstName: firstName, secondName: secondName, to: statement)
         statement.bind(row.id, at: 10)
         try statement.run()
+        noteAddition(row, id: row.id, firstName: firstName, secondName: secondName)
     }
 
     /// Binds parameters 1 to 9, in the column order insert and update share.
@@ -185,6 +419,7 @@ final class KeychainDatabase {
     }
 
     func delete(id: Int64) throws {
+        try noteRemoval(id: id)
         let statement = try database.cachedStatement("DELETE FROM items WHERE id=?")
         statement.bind(id, at: 1)
         try statement.run()

@@ -117,7 +117,9 @@ public struct AccessPolicy: Sendable, Hashable, CustomStringConvertible {
         guard let control = SecAccessControlCreateWithFlags(nil, accessibility.secValue, flags, nil) else {
             throw KeychainError(
                 status: errSecParam, operation: .createAccessControl, service: service, key: nil,
-                detail: "The access policy \(self) cannot be combined with accessibility \(accessibility).")
+                detail: "The access policy \(self) cannot be combined with accessibility \(accessibility).",
+                fix: "Access-controlled items need a ThisDeviceOnly accessibility, for example "
+                    + ".whenUnlockedThisDeviceOnly; change the store's accessibility or drop the policy.")
         }
         return control
     }

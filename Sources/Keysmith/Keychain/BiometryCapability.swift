@@ -13,7 +13,7 @@ import LocalAuthentication
 ///
 /// - Note: On Apple platforms the check is `LAContext.canEvaluatePolicy` with
 ///   `.deviceOwnerAuthenticationWithBiometrics`; the simulator always reports unavailable
-///   (seed 004: biometric items on the simulator fall back to passcode prompts on every
+///   (biometric items on the simulator fall back to passcode prompts on every
 ///   read). On Linux there is no biometric authenticator yet, so the check reports
 ///   unavailable.
 public struct BiometryCapability: Sendable {

@@ -7,7 +7,7 @@ import KeychainServices
 // precise cause (which attribute was rejected, which file has the wrong permissions) for
 // the calling thread; KeychainError carries it as its `detail`. Never contains secrets.
 
-#if canImport(Security)
+#if canImport(Security) || KEYSMITH_APPLE_SURFACE
 /// The keychain's own diagnosis of the last failed call on this thread (none on Apple platforms).
 func lastEngineDiagnosis() -> String? { nil }
 #else

@@ -43,10 +43,13 @@ public struct InternetServer: Sendable, Hashable, CustomStringConvertible {
     ) throws(KeychainError) {
         guard !host.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw .invalidConfiguration(
-                "An internet password needs a host name; got an empty string.", service: nil)
+                "An internet password needs a host name; got an empty string.",
+                fix: "Pass the server's host name, for example \"git.example.com\".", service: nil)
         }
         if let port, !(1...65535).contains(port) {
-            throw .invalidConfiguration("Port \(port) is out of range 1...65535.", service: host)
+            throw .invalidConfiguration(
+                "Port \(port) is out of range 1...65535.",
+                fix: "Pass a port between 1 and 65535, or nil for the protocol's default port.", service: host)
         }
         self.host = host
         self.protocol = `protocol`

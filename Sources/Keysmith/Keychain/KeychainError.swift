@@ -7,8 +7,9 @@ import KeychainServices
 ///
 /// Every status is mapped to a ``Code`` in exactly one place, ``init(status:)``. The raw
 /// status is always kept, so nothing is lost when a code groups several statuses.
-/// ``recoverySuggestion`` says the likely cause and the fix, after the troubleshooting
-/// tables of the seed articles (for example, `-34018` means the `keychain-access-groups`
+/// ``recoverySuggestion`` says the likely cause and the fix: the fix for this very cause when
+/// it is known (``fix``: an empty key, options that contradict each other), otherwise the
+/// usual causes of the status (for example, `-34018` means the `keychain-access-groups`
 /// entitlement or the signing is wrong; `-25308` while in the background means the item's
 /// accessibility is too strict for background use).
 ///
@@ -137,6 +138,10 @@ public struct KeychainError: Error, Sendable, Hashable, LocalizedError, CustomSt
     /// A precise explanation beyond the status, when one is known (for example which option
     /// was invalid, or the keychain engine's own diagnosis). Never contains secret bytes.
     public let detail: String?
+    /// The fix for this particular failure, when its cause is known precisely (an empty key,
+    /// a value that cannot be encoded, options that contradict each other); ``recoverySuggestion``
+    /// returns it instead of the general advice for ``status``.
+    public let fix: String?
 
     /// Creates an error from a Keychain Services status, the single mapping of statuses to
     /// codes in Keysmith.
@@ -158,7 +163,12 @@ public struct KeychainError: Error, Sendable, Hashable, LocalizedError, CustomSt
     ///   - service: The item's service, if known.
     ///   - key: The item's key, if known.
     ///   - detail: A precise explanation, if known; never secret bytes.
-    public init(status: OSStatus, operation: Operation?, service: String?, key: String?, detail: String? = nil) {
+    ///   - fix: The fix for this particular cause, if known; `nil` for the general advice
+    ///     for `status`.
+    public init(
+        status: OSStatus, operation: Operation?, service: String?, key: String?, detail: String? = nil,
+        fix: String? = nil
+    ) {
         self.code = Code.mapping(status)
         self.status = status
         self.appleMessage = KeychainError.message(for: status)
@@ -166,6 +176,7 @@ public struct KeychainError: Error, Sendable, Hashable, LocalizedError, CustomSt
         self.service = service
         self.key = key
         self.detail = detail
+        self.fix = fix
     }
 
     /// Whether the failure may go away by itself once the device is unlocked or protected
@@ -186,8 +197,10 @@ public struct KeychainError: Error, Sendable, Hashable, LocalizedError, CustomSt
         return appleMessage
     }
 
-    /// The likely cause and the fix, after the seed articles' troubleshooting tables.
+    /// The fix: ``fix`` when the cause is known precisely, otherwise the likely causes of
+    /// ``status`` and what to do about each.
     public var recoverySuggestion: String? {
+        if let fix { return fix }
         switch status {
         case errSecItemNotFound:
             return "No item matches this service, key and access group. Check the spelling of the service and key, "
@@ -231,8 +244,9 @@ public struct KeychainError: Error, Sendable, Hashable, LocalizedError, CustomSt
             return "This process is restricted (for example an App Clip) and may not use this keychain feature or "
                 + "access group."
         case errSecParam, errSecBadReq:
-            return "The request was malformed (a missing required attribute, a value of the wrong type, or an "
-                + "impossible combination such as a synchronizable ThisDeviceOnly item). Check the store's options."
+            return "The keychain refused the request as malformed (a missing required attribute, a value of the wrong "
+                + "type, or attributes that contradict each other). The detail, when present, names what it found; "
+                + "check the attributes passed, or the store's options."
         case errSecNoSuchAttr, errSecNoSuchClass, errSecReadOnlyAttr, errSecUnimplemented:
             return "The request used an attribute or class the keychain does not support for this item. Check the "
                 + "item class and the attributes passed."
@@ -319,9 +333,10 @@ public struct KeychainError: Error, Sendable, Hashable, LocalizedError, CustomSt
 
     // MARK: Local failures
 
-    /// A store configuration or argument that cannot work (reported as `errSecParam`).
-    static func invalidConfiguration(_ detail: String, service: String?, key: String? = nil) -> KeychainError {
-        KeychainError(status: errSecParam, operation: .configure, service: service, key: key, detail: detail)
+    /// A store configuration or argument that cannot work (reported as `errSecParam`), with
+    /// what is wrong and the fix for exactly that.
+    static func invalidConfiguration(_ detail: String, fix: String, service: String?, key: String? = nil) -> KeychainError {
+        KeychainError(status: errSecParam, operation: .configure, service: service, key: key, detail: detail, fix: fix)
     }
 }
 

@@ -34,7 +34,25 @@ extension KeychainStore {
         try write(Data(string.utf8), for: key, label: label, comment: comment)
     }
 
-    /// Stores an `Encodable` value, as JSON, under `key` off the caller's actor.
+    /// Stores any `Encodable` value under `key` off the caller's actor; see
+    /// ``set(_:for:label:comment:)-(Value,_,_,_)`` (`String` and `Data` as their own
+    /// overloads store them, anything else as JSON).
+    /// - Parameters:
+    ///   - value: The value to store; `nil` is refused.
+    ///   - key: The key; must not be empty.
+    ///   - label: A user-visible label, or `nil`.
+    ///   - comment: A comment, or `nil`.
+    /// - Throws: ``KeychainError``.
+    /// - Note: On failure the previous value, if any, is left in place.
+    @concurrent
+    public func set<Value: Encodable & Sendable>(
+        _ value: Value, for key: String, label: String? = nil, comment: String? = nil
+    ) async throws(KeychainError) {
+        try write(try storedBytes(of: value, key: key), for: key, label: label, comment: comment)
+    }
+
+    /// Stores an `Encodable` value, as JSON, under `key` off the caller's actor (the older
+    /// spelling; `String` and `Data` are stored as JSON too).
     /// - Parameters:
     ///   - value: The value to store.
     ///   - key: The key; must not be empty.
@@ -42,6 +60,7 @@ extension KeychainStore {
     ///   - comment: A comment, or `nil`.
     /// - Throws: ``KeychainError``.
     /// - Note: On failure the previous value, if any, is left in place.
+    @available(*, deprecated, renamed: "set(_:for:label:comment:)")
     @concurrent
     public func setValue<Value: Encodable & Sendable>(
         _ value: Value, for key: String, label: String? = nil, comment: String? = nil
@@ -69,12 +88,7 @@ extension KeychainStore {
     @concurrent
     public func string(for key: String, prompt: String? = nil) async throws(KeychainError) -> String? {
         guard let data = try read(key, prompt: prompt) else { return nil }
-        guard let string = String(data: data, encoding: .utf8) else {
-            throw KeychainError(
-                status: errSecDecode, operation: .decode, service: service, key: key,
-                detail: "The item's \(data.count) bytes are not valid UTF-8; it was not written as a string.")
-        }
-        return string
+        return try decode(String.self, from: data, key: key)
     }
 
     /// The `Decodable` value under `key`, read off the caller's actor.
@@ -86,7 +100,7 @@ extension KeychainStore {
     /// - Throws: ``KeychainError`` (``KeychainError/Code/dataCorrupted`` when not the JSON of `type`).
     @concurrent
     public func value<Value: Decodable & Sendable>(
-        _ type: Value.Type, for key: String, prompt: String? = nil
+        _ type: Value.Type = Value.self, for key: String, prompt: String? = nil
     ) async throws(KeychainError) -> Value? {
         guard let data = try read(key, prompt: prompt) else { return nil }
         return try decode(type, from: data, key: key)

@@ -9,7 +9,7 @@ import KeychainServices
 /// let store = try KeychainStore(service: "com.example.app.auth")
 /// try store.set(token, for: "access_token")
 /// let token = try store.string(for: "access_token")      // nil when absent
-/// try store.setValue(profile, for: "profile")             // any Encodable, as JSON
+/// try store.set(profile, for: "profile")                  // any Encodable, as JSON
 /// let profile = try store.value(Profile.self, for: "profile")
 /// try store.remove("access_token")                        // absent is fine
 /// ```
@@ -18,8 +18,13 @@ import KeychainServices
 /// - **One store per service.** There is no default service: a bundle-ID default could be
 ///   shared by accident with an SDK in the same app. Use reverse-DNS names.
 /// - **Explicit accessibility**, default ``Accessibility/afterFirstUnlockThisDeviceOnly``:
-///   readable by background work after the first unlock, never copied to another device.
-///   Never the platform's implicit default.
+///   readable by background work after the first unlock, never copied to another device
+///   (a synchronizable store defaults to ``Accessibility/afterFirstUnlock``, which may
+///   sync). Never the platform's implicit default.
+/// - **Values**: `set(_:for:)` takes `Data` (stored as is), a `String` (stored as UTF-8)
+///   or any other `Encodable` (stored as JSON); `data(for:)`, `string(for:)` and
+///   `value(_:for:)` read them back, `value(String.self, for:)` and `value(Data.self, for:)`
+///   exactly as `string(for:)` and `data(for:)` do.
 /// - **`set` updates first and adds only when the item is missing**, and re-applies the
 ///   store's accessibility and access policy to an existing item, so changing a setting in
 ///   code reaches items written by older versions instead of orphaning them.
@@ -62,24 +67,25 @@ public struct KeychainStore: Sendable {
     ///     `com.example.app.auth`. Must not be empty.
     ///   - accessGroup: The shared access group (`TEAMID.com.example.shared`), or `nil` for
     ///     the app's own default group.
-    ///   - accessibility: When items can be read (default
-    ///     ``Accessibility/afterFirstUnlockThisDeviceOnly``).
+    ///   - accessibility: When items can be read; `nil` (the default) for
+    ///     ``Accessibility/afterFirstUnlockThisDeviceOnly``, or ``Accessibility/afterFirstUnlock``
+    ///     for a synchronizable store (device-only items never sync).
     ///   - synchronizable: Whether items sync through iCloud Keychain (default `false`).
     ///   - accessPolicy: Authentication required to read items (default none).
     ///   - errorInjection: A test hook that makes chosen calls fail (default none).
     /// - Throws: ``KeychainError`` with code ``KeychainError/Code/invalidParameters`` when the
     ///   service is empty, or the options contradict each other: a synchronizable store with
-    ///   a `ThisDeviceOnly` accessibility or an access policy.
+    ///   an explicit `ThisDeviceOnly` accessibility or an access policy.
     public init(
         service: String, accessGroup: String? = nil,
-        accessibility: Accessibility = .afterFirstUnlockThisDeviceOnly, synchronizable: Bool = false,
+        accessibility: Accessibility? = nil, synchronizable: Bool = false,
         accessPolicy: AccessPolicy? = nil, errorInjection: ErrorInjection? = nil
     ) throws(KeychainError) {
         guard !service.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw .invalidConfiguration(
-                "A KeychainStore needs a service name, for example \"com.example.app.auth\"; got an empty string. "
-                    + "There is no bundle-identifier default, so that no other code shares your items by accident.",
-                service: nil)
+                "A KeychainStore needs a service name; got an empty string. There is no bundle-identifier default, "
+                    + "so that no other code shares your items by accident.",
+                fix: "Pass a reverse-DNS service name, for example \"com.example.app.auth\".", service: nil)
         }
         try self.init(
             itemClass: .genericPassword(service: service), accessGroup: accessGroup, accessibility: accessibility,
@@ -91,8 +97,9 @@ public struct KeychainStore: Sendable {
     /// - Parameters:
     ///   - server: The server the passwords belong to.
     ///   - accessGroup: The shared access group, or `nil` for the app's default group.
-    ///   - accessibility: When items can be read (default
-    ///     ``Accessibility/afterFirstUnlockThisDeviceOnly``).
+    ///   - accessibility: When items can be read; `nil` (the default) for
+    ///     ``Accessibility/afterFirstUnlockThisDeviceOnly``, or ``Accessibility/afterFirstUnlock``
+    ///     for a synchronizable store.
     ///   - synchronizable: Whether items sync through iCloud Keychain (default `false`).
     ///   - accessPolicy: Authentication required to read items (default none).
     ///   - errorInjection: A test hook that makes chosen calls fail (default none).
@@ -100,7 +107,7 @@ public struct KeychainStore: Sendable {
     ///   options contradict each other.
     public init(
         server: InternetServer, accessGroup: String? = nil,
-        accessibility: Accessibility = .afterFirstUnlockThisDeviceOnly, synchronizable: Bool = false,
+        accessibility: Accessibility? = nil, synchronizable: Bool = false,
         accessPolicy: AccessPolicy? = nil, errorInjection: ErrorInjection? = nil
     ) throws(KeychainError) {
         try self.init(
@@ -109,24 +116,27 @@ public struct KeychainStore: Sendable {
     }
 
     private init(
-        itemClass: KeychainItemClass, accessGroup: String?, accessibility: Accessibility, synchronizable: Bool,
+        itemClass: KeychainItemClass, accessGroup: String?, accessibility: Accessibility?, synchronizable: Bool,
         accessPolicy: AccessPolicy?, errorInjection: ErrorInjection?
     ) throws(KeychainError) {
         let scope = itemClass.scopeName
+        let accessibility = accessibility ?? KeychainStore.defaultAccessibility(synchronizable: synchronizable)
         if let accessGroup, accessGroup.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             throw .invalidConfiguration(
-                "The access group is empty; pass nil for the app's default group, or the full group name "
-                    + "(TEAMID.com.example.shared).", service: scope)
+                "The access group is empty.",
+                fix: "Pass nil for the app's default group, or the full group name (TEAMID.com.example.shared).",
+                service: scope)
         }
         if synchronizable && accessibility.isThisDeviceOnly {
             throw .invalidConfiguration(
-                "A synchronizable store cannot use \(accessibility): ThisDeviceOnly items never leave the device. "
-                    + "Use .afterFirstUnlock or .whenUnlocked, or make the store local.", service: scope)
+                "A synchronizable store cannot use \(accessibility): ThisDeviceOnly items never leave the device.",
+                fix: "Use .afterFirstUnlock or .whenUnlocked (or leave the accessibility out), or make the store local.",
+                service: scope)
         }
         if synchronizable && accessPolicy != nil {
             throw .invalidConfiguration(
-                "A synchronizable store cannot have an access policy: access-controlled items are bound to this "
-                    + "device. Make the store local, or drop the policy.", service: scope)
+                "A synchronizable store cannot have an access policy: access-controlled items are bound to this device.",
+                fix: "Make the store local (synchronizable: false), or drop the access policy.", service: scope)
         }
         self.itemClass = itemClass
         self.accessGroup = accessGroup
@@ -134,6 +144,14 @@ public struct KeychainStore: Sendable {
         self.synchronizable = synchronizable
         self.accessPolicy = accessPolicy
         self.errorInjection = errorInjection
+    }
+
+    /// The accessibility a store uses when none is given: ``Accessibility/afterFirstUnlockThisDeviceOnly``,
+    /// or ``Accessibility/afterFirstUnlock`` for a synchronizable store.
+    /// - Parameter synchronizable: Whether the store's items sync.
+    /// - Returns: The accessibility.
+    public static func defaultAccessibility(synchronizable: Bool) -> Accessibility {
+        synchronizable ? .afterFirstUnlock : .afterFirstUnlockThisDeviceOnly
     }
 
     /// A copy of this store with other protection settings, for the same items: the next
@@ -197,7 +215,34 @@ public struct KeychainStore: Sendable {
         try write(Data(string.utf8), for: key, label: label, comment: comment)
     }
 
-    /// Stores any `Encodable` value, as JSON, under `key`, replacing any existing value.
+    /// Stores any `Encodable` value under `key`, replacing any existing value: a `Codable`
+    /// struct, an array, a number, as JSON.
+    ///
+    /// ```swift
+    /// try store.set(profile, for: "profile")
+    /// let profile = try store.value(Profile.self, for: "profile")
+    /// ```
+    ///
+    /// A `String` or `Data` that reaches this method (from generic code) is stored exactly
+    /// as the `String` and `Data` overloads store it: UTF-8 text, raw bytes.
+    /// - Parameters:
+    ///   - value: The value to store; `nil` is refused (call ``remove(_:)``).
+    ///   - key: The key; must not be empty.
+    ///   - label: A user-visible label, or `nil`.
+    ///   - comment: A comment, or `nil`.
+    /// - Throws: ``KeychainError`` with code ``KeychainError/Code/invalidParameters`` when
+    ///   the value is `nil` or cannot be encoded; otherwise as
+    ///   ``set(_:for:label:comment:)-(Data,_,_,_)``.
+    /// - Note: On failure the previous value, if any, is left in place.
+    public func set<Value: Encodable>(
+        _ value: Value, for key: String, label: String? = nil, comment: String? = nil
+    ) throws(KeychainError) {
+        try write(try storedBytes(of: value, key: key), for: key, label: label, comment: comment)
+    }
+
+    /// Stores any `Encodable` value, as JSON, under `key`; the same as
+    /// ``set(_:for:label:comment:)-(Value,_,_,_)`` for everything but `String` and `Data`,
+    /// which this older spelling stores as JSON too.
     /// - Parameters:
     ///   - value: The value to store.
     ///   - key: The key; must not be empty.
@@ -206,6 +251,7 @@ public struct KeychainStore: Sendable {
     /// - Throws: ``KeychainError`` with code ``KeychainError/Code/invalidParameters`` when
     ///   the value cannot be encoded; otherwise as ``set(_:for:label:comment:)-(Data,_,_,_)``.
     /// - Note: On failure the previous value, if any, is left in place.
+    @available(*, deprecated, renamed: "set(_:for:label:comment:)")
     public func setValue<Value: Encodable>(
         _ value: Value, for key: String, label: String? = nil, comment: String? = nil
     ) throws(KeychainError) {
@@ -237,24 +283,22 @@ public struct KeychainStore: Sendable {
     ///   data is not UTF-8; otherwise as ``data(for:prompt:)``.
     public func string(for key: String, prompt: String? = nil) throws(KeychainError) -> String? {
         guard let data = try read(key, prompt: prompt) else { return nil }
-        guard let string = String(data: data, encoding: .utf8) else {
-            throw KeychainError(
-                status: errSecDecode, operation: .decode, service: service, key: key,
-                detail: "The item's \(data.count) bytes are not valid UTF-8; it was not written as a string.")
-        }
-        return string
+        return try decode(String.self, from: data, key: key)
     }
 
-    /// The `Decodable` value stored, as JSON, under `key`.
+    /// The `Decodable` value stored under `key`: the JSON of `type`, or for `String` and
+    /// `Data` the text and bytes as ``string(for:prompt:)`` and ``data(for:prompt:)`` read them.
     /// - Parameters:
-    ///   - type: The type to decode.
+    ///   - type: The type to decode (inferred when the result's type is known).
     ///   - key: The key.
     ///   - prompt: The reason shown if authentication is needed, or `nil`.
     /// - Returns: The value, or `nil` when there is no such item.
     /// - Throws: ``KeychainError`` with code ``KeychainError/Code/dataCorrupted`` when the
     ///   data is not the JSON of `type` (the message names the type and the failing coding
     ///   path, never the data); otherwise as ``data(for:prompt:)``.
-    public func value<Value: Decodable>(_ type: Value.Type, for key: String, prompt: String? = nil) throws(KeychainError) -> Value? {
+    public func value<Value: Decodable>(
+        _ type: Value.Type = Value.self, for key: String, prompt: String? = nil
+    ) throws(KeychainError) -> Value? {
         guard let data = try read(key, prompt: prompt) else { return nil }
         return try decode(type, from: data, key: key)
     }
@@ -295,7 +339,8 @@ public struct KeychainStore: Sendable {
             else {
                 throw KeychainError(
                     status: errSecDecode, operation: .copyMatching, service: service, key: key,
-                    detail: "The keychain returned attributes without an account.")
+                    detail: "The keychain returned attributes without an account.",
+                    fix: "The keychain answered in an unexpected shape; retry, and report it if it persists.")
             }
             return attributes
         case errSecItemNotFound:
@@ -418,7 +463,8 @@ public struct KeychainStore: Sendable {
             guard let data = result as? Data else {
                 throw KeychainError(
                     status: errSecDecode, operation: .copyMatching, service: service, key: key,
-                    detail: "The keychain returned \(type(of: result!)) instead of data.")
+                    detail: "The keychain returned \(type(of: result!)) instead of data.",
+                    fix: "The keychain answered in an unexpected shape; retry, and report it if it persists.")
             }
             return data
         case errSecItemNotFound:
@@ -430,8 +476,23 @@ public struct KeychainStore: Sendable {
 
     func validate(_ key: String) throws(KeychainError) {
         guard !key.isEmpty else {
-            throw .invalidConfiguration("A key must not be empty.", service: service)
+            throw .invalidConfiguration(
+                "The key is empty.", fix: "Pass a non-empty key, for example \"access_token\".", service: service)
         }
+    }
+
+    /// The bytes ``set(_:for:label:comment:)-(Value,_,_,_)`` stores: `String` as UTF-8,
+    /// `Data` as is, anything else as JSON; `nil` is refused.
+    func storedBytes<Value: Encodable>(of value: Value, key: String) throws(KeychainError) -> Data {
+        if let optional = value as? any OptionalValue, optional.isNone {
+            throw .invalidConfiguration(
+                "The value is nil.", fix: "Call remove(_:) to delete a value; set(_:for:) stores only values.",
+                service: service, key: key)
+        }
+        let unwrapped = (value as? any OptionalValue)?.wrappedValue ?? value
+        if let string = unwrapped as? String { return Data(string.utf8) }
+        if let data = unwrapped as? Data { return data }
+        return try encode(value, key: key)
     }
 
     func encode<Value: Encodable>(_ value: Value, key: String) throws(KeychainError) -> Data {
@@ -442,18 +503,30 @@ public struct KeychainStore: Sendable {
         } catch {
             throw KeychainError(
                 status: errSecParam, operation: .encode, service: service, key: key,
-                detail: "A value of type \(Value.self) could not be encoded as JSON (\(KeychainStore.summary(of: error))).")
+                detail: "A value of type \(Value.self) could not be encoded as JSON (\(KeychainStore.summary(of: error))).",
+                fix: "Check \(Value.self)'s Encodable conformance (its encode(to:) or the values it holds at the path "
+                    + "named), or store the value as Data you encode yourself.")
         }
     }
 
     func decode<Value: Decodable>(_ type: Value.Type, from data: Data, key: String) throws(KeychainError) -> Value {
+        if Value.self == Data.self { return data as! Value }
+        if Value.self == String.self {
+            guard let string = String(data: data, encoding: .utf8) else {
+                throw KeychainError(
+                    status: errSecDecode, operation: .decode, service: service, key: key,
+                    detail: "The item's \(data.count) bytes are not valid UTF-8; it was not written as a string.",
+                    fix: "Read it with data(for:), or write it again as a string.")
+            }
+            return string as! Value
+        }
         do {
             return try JSONDecoder().decode(type, from: data)
         } catch {
             throw KeychainError(
                 status: errSecDecode, operation: .decode, service: service, key: key,
-                detail: "The item's data is not the JSON of \(Value.self) (\(KeychainStore.summary(of: error))). "
-                    + "Read it with the type it was written with, or write it again.")
+                detail: "The item's data is not the JSON of \(Value.self) (\(KeychainStore.summary(of: error))).",
+                fix: "Read it with the type it was written with, or write it again.")
         }
     }
 

@@ -2,7 +2,7 @@ import Foundation
 import KeychainServices
 
 /// Waiting for protected data: retry a keychain call that failed because the device is
-/// locked (seed 002, 1.5).
+/// locked.
 ///
 /// Items with ``Accessibility/whenUnlocked`` classes cannot be read while the device is
 /// locked, and until the first unlock after a restart no item but the deprecated `Always`

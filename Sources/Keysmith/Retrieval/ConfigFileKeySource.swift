@@ -2,8 +2,8 @@ import Foundation
 
 /// Keys from a configuration file bundled with the app: a property list or JSON.
 ///
-/// The file is a dictionary from key name to entry. Four entry forms are accepted
-/// (seed 000, 3.3); the nested form is the recommended one because it carries a version:
+/// The file is a dictionary from key name to entry. Four entry forms are accepted; the
+/// nested form is the recommended one because it carries a version:
 ///
 /// ```xml
 /// <key>version</key>      <string>2024.06.01</string>  <!-- file-level default version -->

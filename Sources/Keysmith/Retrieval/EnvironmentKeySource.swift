@@ -3,7 +3,7 @@ import Foundation
 /// Keys from environment variables: for debugging and CI, never for production secrets.
 ///
 /// A lookup of `name` reads the variable `name` exactly, then `PREFIX_NAME` (the prefix,
-/// an underscore, and the name upper-cased), as seed 000 (3.3) does:
+/// an underscore, and the name upper-cased):
 ///
 /// ```swift
 /// // API_KEY=... or XY_API_KEY=... in the Xcode scheme or the CI job
@@ -21,7 +21,7 @@ import Foundation
 ///
 /// - Note: ``KeyRetriever`` consults this source in debug builds only, unless the app
 ///   allows it in release (`allowsEnvironmentInRelease`). On iOS devices environment
-///   variables exist only when the app is launched from Xcode (seed 000, 5.2).
+///   variables exist only when the app is launched from Xcode.
 public struct EnvironmentKeySource: KeySource, CustomStringConvertible, CustomDebugStringConvertible,
     CustomReflectable
 {

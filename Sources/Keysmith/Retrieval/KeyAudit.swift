@@ -1,4 +1,4 @@
-/// Where every key lives, how many copies exist, and which one wins (seed 000, 1.1).
+/// Where every key lives, how many copies exist, and which one wins.
 ///
 /// Produced by ``KeyRetriever/audit()``. Its `description` is a readable report; it never
 /// contains key bytes.

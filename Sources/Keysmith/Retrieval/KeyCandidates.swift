@@ -3,7 +3,7 @@
 /// Callers and stores rarely agree on spelling: code asks for `apiKey`, the plist says
 /// `api_key`; a test build asks for `apple_pay_secret_test`, the keychain holds
 /// `apple_pay_secret`. The retriever therefore tries a short, fixed list of spellings
-/// (seed 000, 3.4), in this order, keeping the first of any duplicates:
+/// in this order, keeping the first of any duplicates:
 ///
 /// 1. the identifier itself;
 /// 2. the identifier without a trailing `_test` or `_prod` (either case), if it had one;
@@ -19,7 +19,7 @@
 ///
 /// The rules are deliberately conservative: no substring matching, no edit distance, no
 /// transliteration. A fuzzy match that picks an unrelated entry is how a test key ends up in
-/// production (seed 000, 3.4). Suffixes are only ever removed from the requested
+/// production. Suffixes are only ever removed from the requested
 /// identifier, never added: asking for `api_key` never finds `api_key_test`.
 public enum KeyCandidates {
     /// The environment suffixes removed by rule 2, lower-cased.

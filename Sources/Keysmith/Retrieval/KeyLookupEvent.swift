@@ -1,4 +1,5 @@
-/// One resolved lookup, as logged: identifier, outcome, source and version. Never key bytes.
+/// One resolved lookup, as logged: identifier, outcome, source and version, and for a lookup
+/// that found the key only in versions it could not accept, those versions. Never key bytes.
 public struct KeyLookupEvent: Sendable, CustomStringConvertible {
     /// How the lookup ended.
     public enum Outcome: Sendable {
@@ -10,8 +11,30 @@ public struct KeyLookupEvent: Sendable, CustomStringConvertible {
         case failed(String)
     }
 
+    /// A copy of the key that a lookup found but did not serve, because none of its
+    /// versions was the one asked for.
+    public struct RefusedCopy: Sendable, Hashable, CustomStringConvertible {
+        /// The source's description, for example `Keychain` or `ConfigFile(json)`.
+        public let sourceDescription: String
+        /// The name the copy is stored under.
+        public let matchedName: String
+        /// Its versions, oldest first.
+        public let versions: [String]
+
+        /// For example `ConfigFile(json) "db_key" 2024.03.01, 2024.06.01`.
+        public var description: String {
+            "\(sourceDescription) \"\(matchedName)\" \(versions.joined(separator: ", "))"
+        }
+    }
+
     /// The identifier asked for.
     public let identifier: String
+    /// The version asked for: `at or above 2025.01.01` for a minimum, the version itself for
+    /// an exact lookup, `nil` for the newest.
+    public let requestedVersion: String?
+    /// Copies found with versions that do not match ``requestedVersion``, when the lookup
+    /// ended without a key; empty otherwise.
+    public let refusedCopies: [RefusedCopy]
     /// How the lookup ended.
     public let outcome: Outcome
     /// The source that served the key, when found.
@@ -35,6 +58,11 @@ public struct KeyLookupEvent: Sendable, CustomStringConvertible {
             return "[KeyRetriever] \(identifier) loaded from \(sourceDescription ?? "?")\(alias), "
                 + "version=\(version ?? "?") [\(environmentTag)]"
         case .notFound:
+            if !refusedCopies.isEmpty, let requestedVersion {
+                return "[KeyRetriever] WARNING: \(identifier) has no version \(requestedVersion) [\(environmentTag)]: found "
+                    + refusedCopies.map(\.description).joined(separator: "; ")
+                    + "; none was served. Store the version asked for (rotate), or ask for one that exists."
+            }
             return "[KeyRetriever] WARNING: \(identifier) not found in any source [\(environmentTag)]"
         case .failed(let message):
             return "[KeyRetriever] ERROR: \(identifier) lookup failed [\(environmentTag)]: \(message)"

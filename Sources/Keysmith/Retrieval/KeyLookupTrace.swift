@@ -2,7 +2,7 @@
 /// and candidate tried with its outcome and timing, and the winner. Never key bytes.
 ///
 /// Produced by ``KeyRetriever/explain(_:minVersion:version:)``; its `description` is a
-/// readable report (the troubleshooting table of seed 000, 5.4, as output):
+/// readable report (a troubleshooting table, as output):
 ///
 /// ```
 /// Lookup of "apiKey" (newest version) [debug, debug build]
@@ -138,7 +138,7 @@ public struct KeyLookupTrace: Sendable, CustomStringConvertible {
     public let wasCached: Bool
     /// The whole lookup's duration.
     public let duration: Duration
-    /// Troubleshooting hints drawn from the outcome (seed 000, 5.4).
+    /// Troubleshooting hints drawn from the outcome.
     public let hints: [String]
 
     /// The winning copy, when one was served.

@@ -4,7 +4,7 @@
 /// another non-plaintext source) in release builds. If the first copy the retriever finds
 /// for a sensitive key is in a plaintext source (config file, environment, compiled
 /// constants), the lookup fails with ``KeyRetrievalError/sensitiveKeyInPlaintextSource(identifier:matchedName:source:location:)``
-/// instead of quietly serving the plaintext copy (seed 000, 2.2 and 6.1).
+/// instead of quietly serving the plaintext copy.
 ///
 /// ```swift
 /// let policy = KeyPolicy(sensitive: ["db_encryption_key", "signing_key"])
@@ -24,7 +24,7 @@ public struct KeyPolicy: Sendable, Hashable, CustomStringConvertible {
     /// When the plaintext rule applies.
     public enum Enforcement: String, Sendable, Hashable {
         /// In release builds only (``KeyRetriever/BuildEnvironment/isRelease``); debug builds
-        /// may read sensitive keys from plaintext sources, as seed 000 allows for debugging.
+        /// may read sensitive keys from plaintext sources, for debugging.
         case releaseOnly
         /// In every build: useful to rehearse the release behaviour in debug builds and tests.
         case always

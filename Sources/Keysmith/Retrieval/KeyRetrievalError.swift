@@ -80,7 +80,7 @@ public enum KeyRetrievalError: Error, Sendable, CustomStringConvertible, Localiz
         }
     }
 
-    /// Why a keychain status happens and what to do about it (seed 001 table 3.5, seed 002 1.4).
+    /// Why a keychain status happens and what to do about it.
     /// This is the one place that maps keychain statuses for the retriever.
     static func explain(status: OSStatus) -> (why: String, fix: String) {
         switch status {

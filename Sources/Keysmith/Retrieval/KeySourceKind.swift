@@ -1,6 +1,6 @@
 /// The kind of place a key can come from.
 ///
-/// Each kind has a different safety profile (seed 000, table 2.1). The retriever orders its
+/// Each kind has a different safety profile. The retriever orders its
 /// sources by kind (see ``KeyRetriever/sourcePriority``), and ``KeyPolicy`` refuses to serve a
 /// sensitive key from a kind that keeps keys in plaintext (``isPlaintext``).
 ///

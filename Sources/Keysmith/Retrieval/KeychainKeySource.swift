@@ -5,14 +5,14 @@ import KeychainServices
 ///
 /// Keys are generic-password items (`kSecClassGenericPassword`) under one service. Several
 /// versions of one key live side by side, so data encrypted with an old key can still be
-/// decrypted after a rotation (seed 000, 4.3). Each version is one item:
+/// decrypted after a rotation. Each version is one item:
 ///
 /// | attribute | value | why |
 /// |---|---|---|
 /// | `kSecAttrService` | the source's service, e.g. `com.example.keys` | groups the keys |
 /// | `kSecAttrAccount` | `name@version`, e.g. `api_key@2024.07.01` | the primary key (service + account) must differ per version |
 /// | `kSecAttrLabel` | `name` | finds every version of a name with one exact-match query |
-/// | `kSecAttrComment` | `version` | the version as metadata, as in seed 000 |
+/// | `kSecAttrComment` | `version` | the version as metadata |
 /// | `kSecAttrAccessible` | `kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly` | readable by background work after the first unlock; never leaves the device |
 /// | `kSecAttrAccessGroup` | the source's access group, when given | sharing with extensions |
 ///
@@ -21,7 +21,7 @@ import KeychainServices
 /// not contain `@`, so `name@version` is unambiguous.
 ///
 /// Items written by other code in the older one-item-per-key layout (account = name,
-/// version in the comment, as in seed 000) are found too, with version `unknown` when
+/// version in the comment) are found too, with version `unknown` when
 /// they have no comment.
 ///
 /// ```swift
@@ -175,18 +175,19 @@ public struct KeychainKeySource: KeySource {
     /// (use ``remove(_:version:)`` to delete a key outright).
     /// - Parameters:
     ///   - identifier: The key name.
-    ///   - version: A numeric version such as `2024.07.01`; versions below it are removed,
-    ///     it and newer ones stay, and so does the newest stored version.
+    ///   - version: A version made of numbers, such as `2024.07.01` or `v3`; versions below
+    ///     it are removed, it and newer ones stay, and so does the newest stored version.
     /// - Returns: The number of items removed.
-    /// - Throws: ``KeyRetrievalError/invalidVersion(_:reason:)`` when `version` is not
-    ///   numeric (a label such as `builtin` has no meaningful "older than");
+    /// - Throws: ``KeyRetrievalError/invalidVersion(_:reason:)`` when `version` is not made
+    ///   of numbers (a label such as `builtin` has no meaningful "older than", and a word in
+    ///   it, as in `2024.x`, is more likely a typo than a pre-release to retire keys below);
     ///   ``KeyRetrievalError/keychain(operation:status:service:account:)`` on failure.
     @discardableResult
     public func removeVersions(of identifier: String, olderThan version: String) throws -> Int {
         let limit = KeyVersion(version)
-        guard limit.isNumeric else {
+        guard limit.isMadeOfNumbers else {
             throw KeyRetrievalError.invalidVersion(
-                version, reason: "olderThan must be a numeric version such as 2024.07.01")
+                version, reason: "olderThan must be a version made of numbers, such as 2024.07.01 or v3")
         }
         let all = try items(named: identifier, withData: false)
         guard let newest = all.map({ KeyVersion($0.version) }).max() else { return 0 }

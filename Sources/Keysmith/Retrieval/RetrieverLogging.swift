@@ -2,7 +2,7 @@ import Foundation
 
 /// Whether and where the retriever logs each resolved lookup (source and version only).
 ///
-/// Logging is switchable (seed 000, 6.2): ``automatic`` logs in debug builds and stays
+/// Logging is switchable: ``automatic`` logs in debug builds and stays
 /// silent in release builds; ``disabled`` never logs; ``enabled(_:)`` always logs to your
 /// handler (for example a remote-switchable logger). Lookups answered from the cache are
 /// not logged, so the cached path stays fast.

@@ -31,7 +31,7 @@ extension SecureStore {
     ///
     /// A policy that ``AccessPolicy/requiresBiometry`` (the default
     /// ``AccessPolicy/biometryCurrentSet``, ``AccessPolicy/biometryAny``) checks
-    /// ``Configuration/biometry`` first (seed 004, 4.4 and 6.1). Where biometry is
+    /// ``Configuration/biometry`` first. Where biometry is
     /// available, the item gets `policy` with ``Configuration/biometricAccessibility``;
     /// where it is not (Linux without an authenticator, the simulator, a device with
     /// nothing enrolled), the value is stored with the plain
@@ -41,20 +41,20 @@ extension SecureStore {
     /// applied, without a biometry check.
     ///
     /// ```swift
-    /// switch try store.setBiometricProtected("pin", pin, in: "local_pin") {
+    /// switch try store.setBiometricProtected(pin, for: "pin", in: "local_pin") {
     /// case .protected: break
     /// case .fellBack(_, let reason): showNotice("Stored without Face ID: \(reason)")
     /// }
-    /// let pin = try store.get("pin", as: String.self, in: "local_pin", prompt: "Unlock your PIN")
+    /// let pin = try store.string(for: "pin", in: "local_pin", prompt: "Unlock your PIN")
     /// ```
     ///
     /// - Parameters:
+    ///   - value: Any `Encodable`, serialized as by ``set(_:for:in:)``.
     ///   - key: The key; must not be empty.
-    ///   - value: Any `Encodable`, serialized as by ``set(_:_:in:)``.
     ///   - namespace: The namespace (default ``Namespace/default``).
     ///   - policy: The access policy (default ``AccessPolicy/biometryCurrentSet``).
     /// - Returns: Whether the value is protected or stored with the fallback.
-    /// - Throws: ``SecureStoreError``, as ``set(_:_:in:)``; and
+    /// - Throws: ``SecureStoreError``, as ``set(_:for:in:)``; and
     ///   ``SecureStoreError/Code/authFailed`` when biometry is locked out
     ///   (``BiometryCapability/Availability/lockedOut(reason:)``): the value is not stored
     ///   unprotected, and the previous value stays; retry after the user unlocks biometry
@@ -66,7 +66,7 @@ extension SecureStore {
     ///   ``SecureStoreError/Code/userCanceled``.
     @discardableResult
     public func setBiometricProtected<Value: Encodable>(
-        _ key: String, _ value: Value, in namespace: Namespace = .default, policy: AccessPolicy = .biometryCurrentSet
+        _ value: Value, for key: String, in namespace: Namespace = .default, policy: AccessPolicy = .biometryCurrentSet
     ) throws(SecureStoreError) -> BiometricProtection {
         var result = BiometricProtection.protected(policy)
         try logged(.setBiometricProtected, key: key, namespace: namespace) { () throws(SecureStoreError) in
@@ -109,5 +109,22 @@ extension SecureStore {
             return .success
         }
         return result
+    }
+
+    /// Stores `value` under `key` with biometric protection: the older spelling of
+    /// ``setBiometricProtected(_:for:in:policy:)`` (key first).
+    /// - Parameters:
+    ///   - key: The key; must not be empty.
+    ///   - value: Any `Encodable`.
+    ///   - namespace: The namespace (default ``Namespace/default``).
+    ///   - policy: The access policy (default ``AccessPolicy/biometryCurrentSet``).
+    /// - Returns: Whether the value is protected or stored with the fallback.
+    /// - Throws: ``SecureStoreError``, as ``setBiometricProtected(_:for:in:policy:)``.
+    @available(*, deprecated, message: "Use setBiometricProtected(_:for:in:policy:): the value first, as set(_:for:in:)")
+    @discardableResult
+    public func setBiometricProtected<Value: Encodable>(
+        _ key: String, _ value: Value, in namespace: Namespace = .default, policy: AccessPolicy = .biometryCurrentSet
+    ) throws(SecureStoreError) -> BiometricProtection {
+        try setBiometricProtected(value, for: key, in: namespace, policy: policy)
     }
 }

@@ -6,8 +6,8 @@ import Foundation
 /// ``SecureStore/resetNamespace(_:)``.
 ///
 /// ```swift
-/// try store.set("access_token", token, in: "auth")
-/// try store.set("user_info", info, in: .account(userID))   // per-account isolation
+/// try store.set(token, for: "access_token", in: "auth")
+/// try store.set(info, for: "user_info", in: .account(userID))   // per-account isolation
 /// ```
 ///
 /// - Note: A namespace name must not be empty or contain control characters; the store
@@ -31,7 +31,7 @@ public struct Namespace: Sendable, Hashable, Comparable, ExpressibleByStringLite
     /// The namespace used when none is given: `default`.
     public static let `default` = Namespace("default")
 
-    /// The namespace of one signed-in account, `account_<id>` (seed 004, 5.2): data of
+    /// The namespace of one signed-in account, `account_<id>`: data of
     /// different accounts never mixes, and signing one out clears only its namespace.
     /// - Parameter id: The account's stable identifier (a user ID, not a display name).
     /// - Returns: The namespace.

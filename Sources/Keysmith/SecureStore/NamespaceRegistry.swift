@@ -63,6 +63,11 @@ struct NamespaceRegistry {
     func setSentinel() throws(KeychainError) {
         try store.set(Data("1".utf8), for: sentinelKey)
     }
+
+    /// Removes the reinstall sentinel (when the launch marker could not be saved).
+    func removeSentinel() throws(KeychainError) {
+        try store.remove(sentinelKey)
+    }
 }
 
 extension SecureStore {

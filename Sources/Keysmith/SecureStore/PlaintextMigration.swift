@@ -1,19 +1,22 @@
 import Foundation
 import KeychainServices
 
-// Moving secrets out of plaintext preferences and files (seed 001, 4.5): values that an
-// older version kept in UserDefaults or in a JSON/plist file are written to the keychain,
-// verified, and only then removed from the plaintext store.
+// Moving secrets out of plaintext preferences and files: values that an older version kept
+// in UserDefaults or in a JSON/plist file are written to the keychain, verified, and only
+// then removed from the plaintext store.
 
 extension SecureStore {
     /// Moves values from `UserDefaults` into `namespace`, then removes them from the defaults.
     ///
-    /// For each key: if the keychain already has it, the plaintext copy is removed (an
-    /// earlier run was interrupted, or the app wrote a newer value); otherwise the value is
-    /// written, read back and compared, and only then removed from the defaults. Idempotent
-    /// and crash-safe: run it at every launch.
+    /// For each key: if the keychain already has the same value, the plaintext copy is
+    /// removed (an earlier run was interrupted); if it has a different value, both are kept
+    /// and the key is reported in ``MigrationReport/conflicts``; otherwise the value is
+    /// written, read back and compared, and only then removed from the defaults. Each
+    /// removal is saved to disk at once (`synchronize()`), so the plaintext is gone from
+    /// the preferences file even if the process exits right after. Idempotent and
+    /// crash-safe: run it at every launch.
     ///
-    /// Values are stored as ``set(_:_:in:)`` would store them: strings raw, `Data` as
+    /// Values are stored as ``set(_:for:in:)`` would store them: strings raw, `Data` as
     /// base64 JSON, numbers, Booleans, arrays and dictionaries as JSON. A value that cannot
     /// be represented (for example a dictionary holding a `Date`), or that exceeds the size
     /// limit, is skipped and left in the defaults; the report says why.
@@ -26,6 +29,9 @@ extension SecureStore {
     /// - Returns: What happened to each key.
     /// - Throws: ``SecureStoreError`` from the first key whose keychain write fails; that
     ///   key stays in the defaults, keys before it are fully migrated.
+    ///   ``SecureStoreError/Code/unknown`` when the preferences cannot be saved after a
+    ///   removal: the value is safely in the keychain, but its plaintext copy may still be on
+    ///   disk; the next run removes it.
     @discardableResult
     public func migratePlaintext(
         from defaults: UserDefaults, keys: [String], in namespace: Namespace = .default,
@@ -38,23 +44,37 @@ extension SecureStore {
             switch outcome {
             case .migrated: report.migrated.append(key)
             case .alreadyPresent: report.alreadyPresent.append(key)
+            case .conflict:
+                report.conflicts.append(key)
+                continue
             case .absent: continue
             case .skipped(let reason):
                 report.skipped[key] = reason
                 continue
             }
             defaults.removeObject(forKey: plainKey)
+            try PreferencesPersistence.save(
+                defaults, after: "removing the plaintext copy of '\(plainKey)'",
+                consequence: "The value is in the keychain, but its plaintext copy may still be in the preferences "
+                    + "file on disk; run the migration again to remove it.", key: key, namespace: namespace)
         }
         return report
     }
 
     /// Moves values from a JSON or property-list file (a top-level dictionary) into
     /// `namespace`, then removes them from the file: the file is deleted when nothing is
-    /// left in it, otherwise rewritten (atomically, in its format) with the keys that were
-    /// not migrated.
+    /// left in it, otherwise rewritten, in its format, with the keys that were not migrated.
     ///
     /// Same rules as ``migratePlaintext(from:keys:in:rename:)``: keychain first, verified,
-    /// then the plaintext copy; idempotent and crash-safe. A missing file is nothing to do.
+    /// then the plaintext copy; a different value already in the keychain is a conflict
+    /// (both kept); idempotent and crash-safe. A missing file is nothing to do.
+    ///
+    /// The rewrite never loosens the file: the new contents replace the file atomically (a
+    /// temporary file beside it, flushed to disk, renamed over it) with the file's own mode,
+    /// owner and group. A symbolic link is followed: the file it points to is rewritten (or
+    /// deleted when empty, together with the link) and the link is kept, so no copy of a
+    /// migrated secret stays behind the link. A file with several hard links is refused
+    /// before anything moves, because the other names would keep the secrets.
     ///
     /// - Parameters:
     ///   - fileURL: The file, `.json` or `.plist` (the format is detected from the content).
@@ -62,20 +82,26 @@ extension SecureStore {
     ///   - namespace: The namespace the values move to (default ``Namespace/default``).
     /// - Returns: What happened to each key.
     /// - Throws: ``SecureStoreError``: ``SecureStoreError/Code/decodingFailed`` when the file
-    ///   is not a JSON or property-list dictionary, ``SecureStoreError/Code/unknown`` when it
-    ///   cannot be rewritten, or a keychain error; the file keeps every key not yet migrated.
+    ///   is not a JSON or property-list dictionary; ``SecureStoreError/Code/invalidValue``
+    ///   when it is not a regular file, has several hard links, or belongs to another user
+    ///   (nothing is moved then); ``SecureStoreError/Code/unknown`` when it cannot be
+    ///   rewritten (the message names the keys whose plaintext copies are still in it; they
+    ///   are safely in the keychain, and the next run removes them); or a keychain error.
+    ///   The file keeps every key not yet migrated.
     @discardableResult
     public func migratePlaintext(
         fromFile fileURL: URL, keys: [String]? = nil, in namespace: Namespace = .default
     ) throws(SecureStoreError) -> MigrationReport {
         var report = MigrationReport()
-        guard let contents = try? Data(contentsOf: fileURL) else { return report }
+        guard let file = try PlaintextFile.open(fileURL, namespace: namespace.name) else { return report }
         var format = PropertyListSerialization.PropertyListFormat.xml
         var isJSON = true
         var dictionary: [String: Any]
-        if let json = try? JSONSerialization.jsonObject(with: contents) as? [String: Any] {
+        if let json = try? JSONSerialization.jsonObject(with: file.contents) as? [String: Any] {
             dictionary = json
-        } else if let plist = try? PropertyListSerialization.propertyList(from: contents, format: &format) as? [String: Any] {
+        } else if let plist = try? PropertyListSerialization.propertyList(from: file.contents, format: &format)
+            as? [String: Any]
+        {
             dictionary = plist
             isJSON = false
         } else {
@@ -85,28 +111,57 @@ extension SecureStore {
                 namespace: namespace.name)
         }
 
-        var migratedAny = false
-        defer {
-            // Whatever happened, remove what is safely in the keychain from the file.
-            if migratedAny { try? SecureStore.rewrite(dictionary, to: fileURL, isJSON: isJSON, format: format) }
-        }
+        var removed: [String] = []
+        var failure: SecureStoreError?
         for key in keys ?? dictionary.keys.sorted() {
-            switch try migrateOne(key: key, namespace: namespace, plaintext: dictionary[key]) {
+            let outcome: PlaintextOutcome
+            do {
+                outcome = try migrateOne(key: key, namespace: namespace, plaintext: dictionary[key])
+            } catch {
+                failure = error
+                break
+            }
+            switch outcome {
             case .migrated: report.migrated.append(key)
             case .alreadyPresent: report.alreadyPresent.append(key)
+            case .conflict:
+                report.conflicts.append(key)
+                continue
             case .absent: continue
             case .skipped(let reason):
                 report.skipped[key] = reason
                 continue
             }
             dictionary.removeValue(forKey: key)
-            migratedAny = true
+            removed.append(key)
         }
+        // Whatever happened, remove what is safely in the keychain from the file; a rewrite
+        // that fails is reported, never ignored.
+        if !removed.isEmpty {
+            do {
+                let data =
+                    dictionary.isEmpty
+                    ? nil
+                    : isJSON
+                        ? try JSONSerialization.data(withJSONObject: dictionary, options: [.sortedKeys])
+                        : try PropertyListSerialization.data(fromPropertyList: dictionary, format: format, options: 0)
+                try file.replace(with: data)
+            } catch {
+                throw SecureStoreError(
+                    .unknown,
+                    message: "\(removed.joined(separator: ", ")) \(removed.count == 1 ? "is" : "are") in the keychain, but "
+                        + "'\(fileURL.lastPathComponent)' could not be rewritten (\(PlaintextFile.reason(error))), so the "
+                        + "plaintext \(removed.count == 1 ? "copy is" : "copies are") still in it. Fix the cause and run the "
+                        + "migration again: the keychain copies are found and the plaintext removed.",
+                    namespace: namespace.name)
+            }
+        }
+        if let failure { throw failure }
         return report
     }
 
     private enum PlaintextOutcome {
-        case migrated, alreadyPresent, absent
+        case migrated, alreadyPresent, conflict, absent
         case skipped(String)
     }
 
@@ -118,8 +173,22 @@ extension SecureStore {
             if try keychain(key: key, namespace: namespace, { () throws(KeychainError) in
                 try provider.containsItem(key: key, service: service)
             }) {
-                outcome = plaintext == nil ? .absent : .alreadyPresent
-                return plaintext == nil ? .skipped : .success
+                guard let plaintext else {
+                    outcome = .absent
+                    return .skipped
+                }
+                // Only the same value lets the plaintext go; a different one is a conflict.
+                let present = try keychain(key: key, namespace: namespace) { () throws(KeychainError) in
+                    try provider.getItem(key: key, service: service, prompt: nil)
+                }
+                if let present, let text = SecureStore.storedText(for: plaintext),
+                    SecureStore.sameStoredValue(present, Data(text.utf8))
+                {
+                    outcome = .alreadyPresent
+                    return .success
+                }
+                outcome = .conflict
+                return .skipped
             }
             guard let plaintext else { return .skipped }
             guard let text = SecureStore.storedText(for: plaintext) else {
@@ -136,7 +205,9 @@ extension SecureStore {
                 guard try provider.getItem(key: key, service: service, prompt: nil) == data else {
                     throw KeychainError(
                         status: errSecDecode, operation: .copyMatching, service: service, key: key,
-                        detail: "The migrated copy did not read back identical; the plaintext copy was kept.")
+                        detail: "The migrated copy did not read back identical; the plaintext copy was kept.",
+                            fix: "Run the migration again; if this persists, the destination cannot hold the value "
+                                + "(check its access group and accessibility).")
                 }
             }
             recordNamespace(namespace)
@@ -146,7 +217,7 @@ extension SecureStore {
         return outcome
     }
 
-    /// The text ``set(_:_:in:)`` would store for a property-list value, or `nil`.
+    /// The text ``set(_:for:in:)`` would store for a property-list value, or `nil`.
     static func storedText(for value: Any) -> String? {
         if let string = value as? String { return string }
         if let data = value as? Data {
@@ -158,18 +229,17 @@ extension SecureStore {
         return String(decoding: json, as: UTF8.self)
     }
 
-    /// Writes what is left of a plaintext file, or deletes the file when nothing is left.
-    static func rewrite(
-        _ dictionary: [String: Any], to url: URL, isJSON: Bool, format: PropertyListSerialization.PropertyListFormat
-    ) throws {
-        if dictionary.isEmpty {
-            try FileManager.default.removeItem(at: url)
-            return
+    /// Whether two stored values are the same: the same bytes, or the same JSON value
+    /// written with other spacing or key order. Bytes are compared in constant time.
+    static func sameStoredValue(_ left: Data, _ right: Data) -> Bool {
+        if KeyInfo.constantTimeEqual(left, right) { return true }
+        func canonical(_ data: Data) -> Data? {
+            guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
+                return nil
+            }
+            return try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
         }
-        let data =
-            isJSON
-            ? try JSONSerialization.data(withJSONObject: dictionary, options: [.sortedKeys])
-            : try PropertyListSerialization.data(fromPropertyList: dictionary, format: format, options: 0)
-        try data.write(to: url, options: .atomic)
+        guard let a = canonical(left), let b = canonical(right) else { return false }
+        return KeyInfo.constantTimeEqual(a, b)
     }
 }

@@ -1,8 +1,7 @@
 import Foundation
 import KeychainServices
 
-/// Removing keychain leftovers after the app is deleted and installed again (seed 001,
-/// 5.1 "坑二", seed 004, 6.2).
+/// Removing keychain leftovers after the app is deleted and installed again.
 ///
 /// iOS keeps keychain items when an app is deleted; ordinary preferences (`UserDefaults`)
 /// are deleted with it. So the cleanup keeps two marks, set together the first time it
@@ -12,6 +11,11 @@ import KeychainServices
 /// namespaces this store recorded writing to (never other services that merely start with
 /// its prefix, such as another store's `<prefix>.keys`). This is opt-in: call it early at
 /// launch, before reading the store.
+///
+/// The marker is saved to disk the moment it is set (on Linux, Foundation does not save
+/// preferences when a process exits), and when it cannot be saved the sentinel is removed
+/// again and the call throws: a marker that did not reach the disk must never make the next
+/// launch look like a reinstall.
 ///
 /// ```swift
 /// try store.removeLeftoversAfterReinstall(
@@ -68,8 +72,10 @@ extension SecureStore {
     ///   - defaults: The preferences that hold the marker (default `.standard`).
     ///   - cleanup: The marker key and upgrade indicators.
     /// - Returns: What was found and done.
-    /// - Throws: ``SecureStoreError`` when the sentinel cannot be read or written, or items
-    ///   cannot be removed; the marker is then not set, so the next launch tries again.
+    /// - Throws: ``SecureStoreError`` when the sentinel cannot be read or written, items
+    ///   cannot be removed, or the marker cannot be saved to disk; the marker is then not
+    ///   set (and a sentinel this call wrote is removed), so the next launch tries again
+    ///   and never mistakes this install for a reinstall.
     @discardableResult
     public func removeLeftoversAfterReinstall(
         defaults: UserDefaults = .standard, cleanup: ReinstallCleanup = ReinstallCleanup()
@@ -96,7 +102,7 @@ extension SecureStore {
             } catch {
                 throw SecureStoreError(error, key: nil, namespace: nil)
             }
-            defaults.set(true, forKey: marker)
+            try setMarker(marker, in: defaults, registry: registry)
             log(.reinstallCleanup, key: nil, namespace: Namespace("*"), outcome: .skipped)
             return isUpdate ? .markedExistingInstall : .firstRun
         }
@@ -107,8 +113,24 @@ extension SecureStore {
         for namespace in try recordedNamespaces() {
             try? registry.forget(namespace)
         }
-        defaults.set(true, forKey: marker)
+        try setMarker(marker, in: defaults, registry: registry)
         log(.reinstallCleanup, key: nil, namespace: Namespace("*"), outcome: .success)
         return .cleaned(namespaces: leftovers)
+    }
+
+    /// Sets the launch marker and saves it to disk now. If it cannot be saved, the sentinel
+    /// is removed (best effort) so that the next launch is a first run, not a reinstall.
+    private func setMarker(_ marker: String, in defaults: UserDefaults, registry: NamespaceRegistry) throws(SecureStoreError) {
+        defaults.set(true, forKey: marker)
+        do {
+            try PreferencesPersistence.save(
+                defaults, after: "setting the launch marker '\(marker)'",
+                consequence: "Reinstall cleanup was not recorded and will run again at the next launch (it will not "
+                    + "remove anything then).", namespace: Namespace("*"))
+        } catch {
+            defaults.removeObject(forKey: marker)
+            try? registry.removeSentinel()
+            throw error
+        }
     }
 }

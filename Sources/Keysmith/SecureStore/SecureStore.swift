@@ -1,19 +1,27 @@
 import Foundation
 import KeychainServices
 
-/// The secure-store facade of seed 004: business code stores and reads values by key and
-/// namespace, and the store takes care of services, serialization, size limits, error
-/// codes, biometric fallback, migrations and logging.
+/// A namespaced secure store: business code stores and reads values by key and namespace,
+/// and the store takes care of services, serialization, size limits, error codes,
+/// biometric fallback, migrations and logging.
 ///
 /// ```swift
 /// let store = try SecureStore(servicePrefix: "com.example.app.store")
-/// try store.set("access_token", token, in: "auth")
-/// let token = try store.get("access_token", as: String.self, in: "auth")   // nil when absent
-/// try store.set("profile", profile, in: .account(userID))                  // any Encodable
-/// try store.resetNamespace("auth")                                          // sign out
+/// try store.set(token, for: "access_token", in: "auth")
+/// let token = try store.string(for: "access_token", in: "auth")             // nil when absent
+/// try store.set(profile, for: "profile", in: .account(userID))               // any Encodable
+/// let saved = try store.value(Profile.self, for: "profile", in: .account(userID))
+/// try store.resetNamespace("auth")                                           // sign out
 /// ```
 ///
-/// Three layers (seed 004, 2.3): a ``SecureStoreProvider`` does atomic set/get/remove of
+/// The argument order is ``KeychainStore``'s: the value, then `for:` the key; the namespace
+/// comes last. Use a `KeychainStore` for the items of one service with full control
+/// (accessibility, access policy, labels, internet passwords; errors are ``KeychainError``
+/// with the raw `OSStatus`); use a `SecureStore` for an app's values grouped by feature or
+/// account, with size limits, namespace resets, migrations and reinstall cleanup (errors are
+/// ``SecureStoreError`` with cross-platform codes).
+///
+/// Three layers: a ``SecureStoreProvider`` does atomic set/get/remove of
 /// bytes (``KeychainStoreProvider`` on ``KeychainStore``); this store does namespaces,
 /// serialization (``ValueCoding``), error mapping to ``SecureStoreError`` codes and safe
 /// fallbacks; business code calls `set`, `get`, `remove`.
@@ -35,11 +43,11 @@ public struct SecureStore: Sendable {
         /// The prefix of every service, reverse-DNS, for example `com.example.app.store`.
         public var servicePrefix: String
         /// The accessibility of items (default ``Accessibility/afterFirstUnlockThisDeviceOnly``,
-        /// so that background refreshes can read tokens; seed 004, 6.3).
+        /// so that background refreshes can read tokens).
         public var accessibility: Accessibility
         /// The access group shared with extensions or other apps, or `nil`.
         public var accessGroup: String?
-        /// The largest serialized value, in characters (default 2,048, seed 004, 3.2).
+        /// The largest serialized value, in characters (default 2,048).
         public var sizeLimit: Int
         /// The accessibility of biometric-protected items (default
         /// ``Accessibility/whenUnlockedThisDeviceOnly``: they prompt, so they are read in the
@@ -143,9 +151,14 @@ public struct SecureStore: Sendable {
 
     /// Stores `value` under `key` in `namespace`, replacing any previous value.
     ///
+    /// ```swift
+    /// try store.set(token, for: "access_token", in: "auth")
+    /// try store.set(profile, for: "profile", in: .account(userID))
+    /// ```
+    ///
     /// - Parameters:
-    ///   - key: The key, for example `access_token`; must not be empty.
     ///   - value: Any `Encodable`; strings are stored raw, other values as JSON.
+    ///   - key: The key, for example `access_token`; must not be empty.
     ///   - namespace: The namespace (default ``Namespace/default``).
     /// - Throws: ``SecureStoreError``: ``SecureStoreError/Code/invalidValue`` for `nil` (call
     ///   ``remove(_:in:)`` instead) or an unencodable value,
@@ -154,7 +167,7 @@ public struct SecureStore: Sendable {
     ///   ``SecureStoreError/Code/interactionNotAllowed`` on a locked device, and the other
     ///   keychain codes.
     /// - Note: On failure the previous value stays in place.
-    public func set<Value: Encodable>(_ key: String, _ value: Value, in namespace: Namespace = .default) throws(SecureStoreError) {
+    public func set<Value: Encodable>(_ value: Value, for key: String, in namespace: Namespace = .default) throws(SecureStoreError) {
         try logged(.set, key: key, namespace: namespace) { () throws(SecureStoreError) in
             let data = try ValueCoding.encode(value, key: key, namespace: namespace.name, sizeLimit: configuration.sizeLimit)
             try keychain(key: key, namespace: namespace) { () throws(KeychainError) in
@@ -165,11 +178,27 @@ public struct SecureStore: Sendable {
         }
     }
 
+    /// Stores `value` under `key`: the older spelling of ``set(_:for:in:)`` (key first).
+    /// - Parameters:
+    ///   - key: The key; must not be empty.
+    ///   - value: Any `Encodable`.
+    ///   - namespace: The namespace (default ``Namespace/default``).
+    /// - Throws: ``SecureStoreError``, as ``set(_:for:in:)``.
+    @available(*, deprecated, message: "Use set(_:for:in:): the value first, as KeychainStore.set(_:for:)")
+    public func set<Value: Encodable>(_ key: String, _ value: Value, in namespace: Namespace = .default) throws(SecureStoreError) {
+        try set(value, for: key, in: namespace)
+    }
+
     /// The value under `key` in `namespace`, decoded as `type`.
     ///
+    /// ```swift
+    /// let profile = try store.value(Profile.self, for: "profile", in: .account(userID))
+    /// ```
+    ///
     /// - Parameters:
+    ///   - type: The type to read (inferred when the result's type is known; a `String`
+    ///     returns the stored text as it is).
     ///   - key: The key.
-    ///   - type: The type to read (a `String` returns the stored text as it is).
     ///   - namespace: The namespace (default ``Namespace/default``).
     ///   - prompt: The reason shown if the item is biometric-protected, or `nil`.
     /// - Returns: The value, or `nil` when there is none (`ITEM_NOT_FOUND` is a normal branch).
@@ -177,8 +206,8 @@ public struct SecureStore: Sendable {
     ///   is not a `type`, ``SecureStoreError/Code/userCanceled`` /
     ///   ``SecureStoreError/Code/authFailed`` for biometric items,
     ///   ``SecureStoreError/Code/interactionNotAllowed`` on a locked device.
-    public func get<Value: Decodable>(
-        _ key: String, as type: Value.Type = Value.self, in namespace: Namespace = .default, prompt: String? = nil
+    public func value<Value: Decodable>(
+        _ type: Value.Type = Value.self, for key: String, in namespace: Namespace = .default, prompt: String? = nil
     ) throws(SecureStoreError) -> Value? {
         var found: Value?
         try logged(.get, key: key, namespace: namespace) { () throws(SecureStoreError) in
@@ -190,6 +219,34 @@ public struct SecureStore: Sendable {
             return .success
         }
         return found
+    }
+
+    /// The text under `key` in `namespace`, as it was stored.
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - namespace: The namespace (default ``Namespace/default``).
+    ///   - prompt: The reason shown if the item is biometric-protected, or `nil`.
+    /// - Returns: The text, or `nil` when there is none.
+    /// - Throws: ``SecureStoreError``, as ``value(_:for:in:prompt:)``.
+    public func string(for key: String, in namespace: Namespace = .default, prompt: String? = nil) throws(SecureStoreError)
+        -> String?
+    {
+        try value(String.self, for: key, in: namespace, prompt: prompt)
+    }
+
+    /// The value under `key`: the older spelling of ``value(_:for:in:prompt:)`` (key first).
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - type: The type to read.
+    ///   - namespace: The namespace (default ``Namespace/default``).
+    ///   - prompt: The reason shown if the item is biometric-protected, or `nil`.
+    /// - Returns: The value, or `nil` when there is none.
+    /// - Throws: ``SecureStoreError``, as ``value(_:for:in:prompt:)``.
+    @available(*, deprecated, message: "Use value(_:for:in:prompt:): the type, then the key, as KeychainStore.value(_:for:)")
+    public func get<Value: Decodable>(
+        _ key: String, as type: Value.Type = Value.self, in namespace: Namespace = .default, prompt: String? = nil
+    ) throws(SecureStoreError) -> Value? {
+        try value(type, for: key, in: namespace, prompt: prompt)
     }
 
     /// Whether a value exists under `key` in `namespace`. Never prompts.
@@ -238,8 +295,8 @@ public struct SecureStore: Sendable {
         return keys
     }
 
-    /// Removes every value of `namespace`, and nothing else (seed 004, 3.1: a namespace
-    /// reset instead of a "clear all" that would delete other modules' data).
+    /// Removes every value of `namespace`, and nothing else (a namespace reset instead of a
+    /// "clear all" that would delete other modules' data).
     /// - Parameter namespace: The namespace, for example `auth` on sign-out.
     /// - Throws: ``SecureStoreError``.
     public func resetNamespace(_ namespace: Namespace) throws(SecureStoreError) {

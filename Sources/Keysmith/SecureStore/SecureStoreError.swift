@@ -1,13 +1,13 @@
 import Foundation
 import KeychainServices
 
-/// A ``SecureStore`` failure with a stable, cross-platform code (seed 004, 3.3), the key
+/// A ``SecureStore`` failure with a stable, cross-platform code, the key
 /// and namespace involved, a message that says what happened and what to do, and the
 /// underlying ``KeychainError`` (with its raw `OSStatus`) when the keychain reported it.
 ///
 /// ```swift
 /// do {
-///     let pin = try store.get("pin", as: String.self, in: "local_pin", prompt: "Unlock your PIN")
+///     let pin = try store.string(for: "pin", in: "local_pin", prompt: "Unlock your PIN")
 /// } catch let error as SecureStoreError where error.code == .userCanceled {
 ///     // the user chose not to authenticate: offer another way, do not retry in a loop
 /// } catch let error as SecureStoreError where error.code == .interactionNotAllowed {
@@ -17,14 +17,14 @@ import KeychainServices
 /// }
 /// ```
 ///
-/// A missing item is not an error: ``SecureStore/get(_:as:in:prompt:)`` returns `nil`.
+/// A missing item is not an error: ``SecureStore/value(_:for:in:prompt:)`` returns `nil`.
 ///
 /// - Note: Never contains the value being stored or read.
 public struct SecureStoreError: Error, Sendable, Hashable, LocalizedError, CustomStringConvertible {
-    /// The error codes of seed 004 (their raw values are the seed's strings), plus the
-    /// conditions the seed handles with a thrown message.
+    /// The error codes (their raw values are the cross-platform code strings, such as
+    /// `ITEM_NOT_FOUND`), including the conditions other stores report with a thrown message.
     public enum Code: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-        /// `ITEM_NOT_FOUND`: no such item. ``SecureStore/get(_:as:in:prompt:)`` reports it
+        /// `ITEM_NOT_FOUND`: no such item. ``SecureStore/value(_:for:in:prompt:)`` reports it
         /// as `nil`; it is a normal branch, never logged as an error.
         case itemNotFound = "ITEM_NOT_FOUND"
         /// `AUTH_FAILED`: the user did not pass the item's access control.
@@ -46,7 +46,7 @@ public struct SecureStoreError: Error, Sendable, Hashable, LocalizedError, Custo
         /// `UNKNOWN`: anything else; ``SecureStoreError/keychainError`` has the raw status.
         case unknown = "UNKNOWN"
 
-        /// The seed's code string, for example `ITEM_NOT_FOUND`.
+        /// The code string, for example `ITEM_NOT_FOUND`.
         public var description: String { rawValue }
 
         /// The code for a keychain failure: the one mapping from ``KeychainError/Code``.

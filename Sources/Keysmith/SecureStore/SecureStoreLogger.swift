@@ -5,11 +5,11 @@ import Foundation
 public struct SecureStoreEvent: Sendable, Hashable, CustomStringConvertible {
     /// What the store was asked to do.
     public enum Operation: String, Sendable, Hashable, CaseIterable {
-        /// ``SecureStore/set(_:_:in:)``.
+        /// ``SecureStore/set(_:for:in:)``.
         case set
         /// ``SecureStore/setBiometricProtected(_:_:in:policy:)``.
         case setBiometricProtected
-        /// ``SecureStore/get(_:as:in:prompt:)``.
+        /// ``SecureStore/value(_:for:in:prompt:)``.
         case get
         /// ``SecureStore/contains(_:in:)``.
         case contains
@@ -87,7 +87,7 @@ public struct SecureStoreEvent: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// The logging hook of a ``SecureStore`` (seed 004, 6.5): it receives key names,
+/// The logging hook of a ``SecureStore``: it receives key names,
 /// namespaces and outcomes, never values, so it can be sent to any log.
 ///
 /// ```swift

@@ -1,7 +1,7 @@
 import Foundation
 import KeychainServices
 
-/// The bottom layer of a ``SecureStore`` (seed 004, 2.3): atomic set, get and remove of
+/// The bottom layer of a ``SecureStore``: atomic set, get and remove of
 /// bytes by service and key, plus listing and clearing a service. It knows nothing about
 /// namespaces, serialization or error codes; the store above it does.
 ///

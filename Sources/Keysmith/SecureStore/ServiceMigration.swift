@@ -5,34 +5,42 @@ import KeychainServices
 public struct MigrationReport: Sendable, Hashable, CustomStringConvertible {
     /// Keys copied to the destination (and then removed from the source).
     public var migrated: [String] = []
-    /// Keys the destination already had; the source copy was removed (an earlier run was
-    /// interrupted after writing, or the app has written a newer value since).
+    /// Keys the destination already had with the same value; the source copy was removed
+    /// (an earlier run was interrupted after writing).
     public var alreadyPresent: [String] = []
+    /// Keys the destination already had with a different value: both copies were kept, so
+    /// nothing is lost; decide which one is right, then remove the other.
+    public var conflicts: [String] = []
     /// Keys that could not be migrated, with the reason; their source copy is left in place.
     public var skipped: [String: String] = [:]
 
     /// Creates an empty report.
     public init() {}
 
-    /// Whether nothing was left behind.
-    public var isComplete: Bool { skipped.isEmpty }
+    /// Whether nothing was left behind (no conflict, nothing skipped).
+    public var isComplete: Bool { skipped.isEmpty && conflicts.isEmpty }
 
-    /// For example `migrated 2, already present 1, skipped 0`.
+    /// For example `migrated 2, already present 1, conflicts 0, skipped 0`, with the keys
+    /// of conflicts and skipped values in parentheses.
     public var description: String {
-        "migrated \(migrated.count), already present \(alreadyPresent.count), skipped \(skipped.count)"
+        "migrated \(migrated.count), already present \(alreadyPresent.count), conflicts \(conflicts.count)"
+            + (conflicts.isEmpty ? "" : " (\(conflicts.sorted().joined(separator: ", ")))")
+            + ", skipped \(skipped.count)"
             + (skipped.isEmpty ? "" : " (\(skipped.keys.sorted().joined(separator: ", ")))")
     }
 }
 
 /// Moves the items of one keychain store to another: a renamed service, another access
-/// group, another accessibility (seed 004, 5.4: "data lost" after a service rename is data
-/// left under the old name).
+/// group, another accessibility (after a service rename, values left under the old name
+/// look lost to the new version).
 ///
-/// For each key: if the destination has it, the source copy is removed; otherwise the
-/// source value is written to the destination, read back and compared, and only then
-/// removed from the source. So the migration is idempotent (run it at every launch), and
-/// crash-safe: interrupted anywhere, the value exists in the source, the destination, or
-/// both, and the next run finishes the job.
+/// For each key: if the destination has it with the same value, the source copy is
+/// removed; if the destination has a different value, that is a conflict: both copies are
+/// kept and the key is listed in ``MigrationReport/conflicts``. Otherwise the source value
+/// is written to the destination, read back and compared, and only then removed from the
+/// source. So the migration is idempotent (run it at every launch), crash-safe
+/// (interrupted anywhere, the value exists in the source, the destination, or both, and the
+/// next run finishes the job), and never deletes the only copy of a value.
 ///
 /// ```swift
 /// let old = try KeychainStore(service: "com.example.old")
@@ -58,8 +66,10 @@ public struct ServiceMigration: Sendable {
     ///
     /// Each source item is resolved to the access group it actually lives in, and only that
     /// item is deleted, and only after the destination holds a different item with the same
-    /// bytes (or already had the key). When source and destination share the class and
-    /// service, the source's own item is never taken for the destination's copy.
+    /// bytes. A destination that already holds a different value is a conflict: both are
+    /// kept, and `progress` reports the key as skipped. When source and destination share
+    /// the class and service, the source's own item is never taken for the destination's
+    /// copy.
     ///
     /// - Parameters:
     ///   - keys: The keys to migrate, or `nil` for all of the source's keys.
@@ -83,8 +93,8 @@ public struct ServiceMigration: Sendable {
             throw .invalidConfiguration(
                 "Cannot migrate \(source.itemClass) from access group '\(source.accessGroup ?? "any")' to the same "
                     + "service without an access group: a destination without a group reads and updates the items "
-                    + "of every group the app can use, including the source's own, so the only copy could be deleted. "
-                    + "Give the destination its explicit access group (for example the app's default group).",
+                    + "of every group the app can use, including the source's own, so the only copy could be deleted.",
+                fix: "Give the destination its explicit access group (for example the app's default group).",
                 service: destination.service)
         }
         let sourceItems = try source.allAttributes()
@@ -99,24 +109,34 @@ public struct ServiceMigration: Sendable {
                     progress(key, .skipped)
                     continue
                 }
+                var conflict = false
                 for group in groups {
                     let item = try source.pinned(toAccessGroup: group)
+                    guard let data = try item.data(for: key) else { continue }
                     if try destination.contains(key) {
+                        // Only the same value lets the old copy go; a different one is kept.
+                        guard let present = try destination.data(for: key), KeyInfo.constantTimeEqual(present, data)
+                        else {
+                            conflict = true
+                            if !report.conflicts.contains(key) { report.conflicts.append(key) }
+                            continue
+                        }
                         try item.remove(key)
                         if !report.alreadyPresent.contains(key) { report.alreadyPresent.append(key) }
                         continue
                     }
-                    guard let data = try item.data(for: key) else { continue }
                     try destination.set(data, for: key)
                     guard try destination.data(for: key) == data else {
                         throw KeychainError(
                             status: errSecDecode, operation: .copyMatching, service: destination.service, key: key,
-                            detail: "The migrated copy did not read back identical; the old item was kept.")
+                            detail: "The migrated copy did not read back identical; the old item was kept.",
+                            fix: "Run the migration again; if this persists, the destination cannot hold the value "
+                                + "(check its access group and accessibility).")
                     }
                     try item.remove(key)
                     if !report.migrated.contains(key) { report.migrated.append(key) }
                 }
-                progress(key, .success)
+                progress(key, conflict ? .skipped : .success)
             } catch {
                 progress(key, .failure(SecureStoreError.Code(error.code)))
                 throw error
@@ -137,8 +157,10 @@ public struct ServiceMigration: Sendable {
 }
 
 extension SecureStore {
-    /// Moves the values an older version stored under another service into `namespace`
-    /// (seed 004, 5.4): read new; if missing, read old, write new, verify, then delete old.
+    /// Moves the values an older version stored under another service into `namespace`:
+    /// read new; if missing, read old, write new, verify, then delete old. When the
+    /// namespace already holds a different value, both are kept and the key is reported in
+    /// ``MigrationReport/conflicts``.
     ///
     /// Idempotent and crash-safe: run it at every launch; see ``ServiceMigration``.
     ///

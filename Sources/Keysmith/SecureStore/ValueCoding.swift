@@ -1,6 +1,6 @@
 import Foundation
 
-/// The serialization rules of ``SecureStore`` (seed 004, 3.2 and 4.3), in one place:
+/// The serialization rules of ``SecureStore``, in one place:
 ///
 /// - `nil` (an empty `Optional`, or a value that encodes to JSON `null`) is rejected:
 ///   delete with `remove` instead.

@@ -29,15 +29,38 @@ struct DeleteTests {
         }
     }
 
-    // §3.5 [C]: any m_* key, including kSecMatchLimit One/All → errSecParam; nothing deleted.
+    // §3.5 [C]: m_* keys → errSecParam on iOS; nothing deleted. kSecMatchLimitAll is the
+    // exception (macOS's meaning, see the next test).
     @Test func matchKeysAreParam() {
         TemporaryKeychain.with { _ in
             #expect(secAdd(genp()) == errSecSuccess)
             #expect(secDelete(genp().with(kSecMatchLimit, kSecMatchLimitOne)) == errSecParam)
-            #expect(secDelete(genp().with(kSecMatchLimit, kSecMatchLimitAll)) == errSecParam)
             #expect(secDelete(genp().with(kSecMatchLimit, 5)) == errSecParam)
+            #expect(secDelete(genp().with(kSecMatchLimit, 1)) == errSecParam)
+            #expect(secDelete(genp().with(kSecMatchLimit, "m_LimitSome")) == errSecParam)
             #expect(secDelete(genp().with(kSecMatchCaseInsensitive, true)) == errSecParam)
             #expect(secDelete(genp().with(["m_Whatever": 1])) == errSecParam)
+            #expect(matchCount(genp()) == 1)
+        }
+    }
+
+    // macOS accepts kSecMatchLimitAll in SecItemDelete and deletes every match; portable
+    // wrappers send it from their macOS branch (`removeAll()`), which Linux compiles.
+    @Test func matchLimitAllDeletesEveryMatchAsOnMacOS() {
+        TemporaryKeychain.with { _ in
+            for account in ["a", "b", "c"] { #expect(secAdd(genp("svc", account)) == errSecSuccess) }
+            #expect(secAdd(genp("keep", "d")) == errSecSuccess)
+            let removeAll = item(kSecClassGenericPassword, [kSecAttrService: "svc"]).with(kSecMatchLimit, kSecMatchLimitAll)
+            #expect(secDelete(removeAll) == errSecSuccess)
+            #expect(matchCount(item(kSecClassGenericPassword, [kSecAttrService: "svc"])) == 0)
+            #expect(matchCount(genp("keep", "d")) == 1)
+            // Same answers as without the key: nothing left is errSecItemNotFound, and the
+            // value may be the constant's string spelled out (String(kSecMatchLimitAll)).
+            #expect(secDelete(removeAll) == errSecItemNotFound)
+            #expect(secDelete(genp("keep", "d").with([kSecMatchLimit as String: String(kSecMatchLimitAll)])) == errSecSuccess)
+            // Together with another match key it is still errSecParam (iOS's rule for those).
+            #expect(secAdd(genp()) == errSecSuccess)
+            #expect(secDelete(genp().with([kSecMatchLimit as String: kSecMatchLimitAll, kSecMatchCaseInsensitive as String: true])) == errSecParam)
             #expect(matchCount(genp()) == 1)
         }
     }

@@ -1,5 +1,5 @@
 import Foundation
-import KeychainServices
+@testable import KeychainServices
 import Testing
 
 extension Conformance {
@@ -22,6 +22,57 @@ struct DiagnosticsTests {
             #expect(secCopy(genp()).status == errSecSuccess)
             #expect(KeychainDiagnostics.lastFailureDescription == nil)
         }
+    }
+
+    /// Diagnostics name keys and classes as the reader wrote them (`kSecAttrServer`,
+    /// `kSecClassGenericPassword`), never by the strings behind them (`srvr`, `genp`).
+    @Test func diagnosticsUseConstantNames() {
+        TemporaryKeychain.with { _ in
+            #expect(secAdd(genp().with(kSecAttrServer, "example.com")) == errSecNoSuchAttr)
+            let attribute = KeychainDiagnostics.lastFailureDescription ?? ""
+            #expect(attribute.contains("kSecAttrServer"), "\(attribute)")
+            #expect(attribute.contains("kSecClassGenericPassword"), "\(attribute)")
+            #expect(!attribute.contains("'srvr'") && !attribute.contains("'genp'"), "\(attribute)")
+
+            #expect(secAdd(genp()) == errSecSuccess)
+            #expect(secAdd(genp()) == errSecDuplicateItem)
+            let duplicate = KeychainDiagnostics.lastFailureDescription ?? ""
+            #expect(duplicate.contains("kSecAttrService") && duplicate.contains("kSecAttrAccount"), "\(duplicate)")
+            #expect(duplicate.contains("kSecClassGenericPassword"), "\(duplicate)")
+            for code in ["musr", "vwht", "tkid", "svce", "acct", "genp"] {
+                #expect(!duplicate.contains(code), "\(duplicate) lists the internal code \(code)")
+            }
+
+            #expect(secAdd(inet().with(kSecAttrCreationDate, "yesterday")) == errSecParam)
+            let value = KeychainDiagnostics.lastFailureDescription ?? ""
+            #expect(value.contains("kSecAttrCreationDate") && !value.contains("'cdat'"), "\(value)")
+
+            #expect(secUpdate(genp(), [kSecReturnData as String: true]) == errSecNoSuchAttr)
+            let update = KeychainDiagnostics.lastFailureDescription ?? ""
+            #expect(update.contains("kSecReturnData") && !update.contains("'r_Data'"), "\(update)")
+
+            #expect(secUpdate(genp(), [kSecAttrServer as String: "example.com"]) == errSecNoSuchAttr)
+            #expect(KeychainDiagnostics.lastFailureDescription?.contains("kSecAttrServer is not an attribute of kSecClassGenericPassword") == true)
+
+            // A key that is no constant at all is still quoted as written.
+            #expect(secAdd(genp().with(["bogu": "x"])) == errSecNoSuchAttr)
+            #expect(KeychainDiagnostics.lastFailureDescription?.contains("'bogu'") == true)
+        }
+    }
+    /// Every attribute of every stored class, and every class and accessibility, has its
+    /// constant's name, so no diagnostic falls back to a raw code.
+    @Test func everyCodeHasAName() {
+        for itemClass in [ItemClass.genericPassword, .internetPassword, .certificate, .key] {
+            #expect(!ConstantNames.itemClass(itemClass.rawValue).hasPrefix("'"))
+            for tag in itemClass.schema?.attributes.keys.sorted() ?? [] {
+                #expect(!ConstantNames.key(tag, itemClass: itemClass.rawValue).hasPrefix("'"), "\(tag) of \(itemClass.rawValue)")
+            }
+        }
+        for protection in ProtectionClass.allCases {
+            #expect(ConstantNames.protection(protection.rawValue).hasPrefix("kSecAttrAccessible"))
+        }
+        #expect(ConstantNames.key("type", itemClass: "keys") == "kSecAttrKeyType")
+        #expect(ConstantNames.key("type", itemClass: "genp") == "kSecAttrType")
     }
 }
 }

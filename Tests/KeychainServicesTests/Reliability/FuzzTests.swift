@@ -1,6 +1,9 @@
-// Seeded random input, for a bounded time: random query dictionaries into the four SecItem
-// calls, and random or mutated bytes into the item decoder. Nothing may crash, and every
-// status must be one the engine documents. (libFuzzer would need a -sanitize=fuzzer
+// Seeded random input: random query dictionaries into the four SecItem calls, and random or
+// mutated bytes into the item decoder. Nothing may crash, every status must be one the
+// engine documents, and every call must do what its status says: an add that succeeds
+// leaves one new item that a query finds, a search changes nothing, and a call that fails
+// changes nothing (the keychain's items are compared before and after). Each test runs a
+// fixed seed (the same inputs every run) and a random one; both seeds are printed. (libFuzzer would need a -sanitize=fuzzer
 // toolchain build of the whole package; a seeded generator runs everywhere and is
 // reproducible: the seed is in the failure message.)
 import Foundation
@@ -79,17 +82,60 @@ struct QueryFuzzer {
     }
 }
 
+/// Every item of a keychain, by persistent reference: class, attributes and data.
+func keychainSnapshot() -> [Data: NSDictionary] {
+    var snapshot: [Data: NSDictionary] = [:]
+    for itemClass in [kSecClassGenericPassword, kSecClassInternetPassword, kSecClassKey, kSecClassCertificate] {
+        var result: CFTypeRef?
+        let query: [String: Any] = [
+            kSecClass as String: itemClass, kSecMatchLimit as String: kSecMatchLimitAll,
+            kSecAttrSynchronizable as String: kSecAttrSynchronizableAny, kSecReturnAttributes as String: true,
+            kSecReturnData as String: true, kSecReturnPersistentRef as String: true,
+        ]
+        let status = SecItemCopyMatching(query as CFDictionary, &result)
+        #expect(status == errSecSuccess || status == errSecItemNotFound, "snapshot of \(itemClass): \(status)")
+        for item in (result as? [[String: Any]]) ?? [] {
+            guard let reference = item[kSecValuePersistentRef as String] as? Data else {
+                Issue.record("an item without a persistent reference")
+                continue
+            }
+            var entry = item
+            entry[kSecClass as String] = itemClass
+            snapshot[reference] = entry as NSDictionary
+        }
+    }
+    return snapshot
+}
+
+/// Whether two snapshots hold the same items with the same attributes and data.
+func sameItems(_ first: [Data: NSDictionary], _ second: [Data: NSDictionary]) -> Bool {
+    first.count == second.count && first.allSatisfy { second[$0.key]?.isEqual($0.value) == true }
+}
+
 struct FuzzTests {
-    @Test func randomQueriesNeverCrashAndOnlyReturnDocumentedStatuses() {
+    /// The seed every run starts with, so a failure it finds is found again on every run.
+    static let fixedSeed: UInt64 = 0x5EED_0000_0000_0016
+
+    @Test func randomQueriesReturnDocumentedStatusesAndDoWhatTheStatusSays() {
+        let randomSeed = UInt64.random(in: 0...UInt64.max)
+        print("FuzzTests query seeds: fixed \(Self.fixedSeed), random \(randomSeed)")
+        // The fixed seed runs a fixed number of calls (reproducible); the random one for a time.
+        fuzzQueries(seed: Self.fixedSeed, calls: StressLevel.pick(fast: 600, stress: 5_000), seconds: nil)
+        fuzzQueries(seed: randomSeed, calls: nil, seconds: Double(StressLevel.pick(fast: 3, stress: 60)))
+    }
+
+    private func fuzzQueries(seed: UInt64, calls limit: Int?, seconds: Double?) {
         TemporaryKeychain.with { _ in
-            let seed = UInt64.random(in: 0...UInt64.max)
             var fuzzer = QueryFuzzer(random: SeededRandom(state: seed))
-            let deadline = Date().addingTimeInterval(Double(StressLevel.pick(fast: 3, stress: 60)))
+            let deadline = seconds.map { Date().addingTimeInterval($0) }
             var calls = 0
             var seen: [OSStatus: Int] = [:]
-            while Date() < deadline {
+            var successfulAdds = 0
+            var before = keychainSnapshot()
+            while limit.map({ calls < $0 }) ?? (Date() < deadline!) {
                 let query = fuzzer.dictionary()
                 let status: OSStatus
+                let call = ["add", "copy", "update", "delete"][calls % 4]
                 switch calls % 4 {
                 case 0:
                     var result: CFTypeRef?
@@ -101,23 +147,51 @@ struct FuzzTests {
                 default: status = SecItemDelete(query)
                 }
                 seen[status, default: 0] += 1
-                #expect(documentedStatuses.contains(status), "seed \(seed), call \(calls): status \(status) for a random query")
+                let context = "seed \(seed), call \(calls) (\(call)): status \(status)"
+                #expect(documentedStatuses.contains(status), "\(context) for a random query")
+                let after = keychainSnapshot()
+                if status != errSecSuccess || call == "copy" {
+                    #expect(sameItems(before, after), "\(context), yet the keychain changed")
+                } else if call == "add" {
+                    successfulAdds += 1
+                    let added = after.filter { before[$0.key] == nil }
+                    #expect(after.count == before.count + 1 && added.count == 1, "\(context): \(added.count) new items")
+                    #expect(before.allSatisfy { after[$0.key]?.isEqual($0.value) == true }, "\(context): an add changed another item")
+                    if let (reference, item) = added.first {
+                        let givenClass = (query["class"] as? String) ?? ""
+                        #expect(item[kSecClass as String] as? String == givenClass, "\(context): stored as another class")
+                        // The new item is found again by its reference.
+                        var found: CFTypeRef?
+                        let lookup: [String: Any] = [kSecValuePersistentRef as String: reference, kSecReturnAttributes as String: true]
+                        #expect(SecItemCopyMatching(lookup as CFDictionary, &found) == errSecSuccess, "\(context): not found again")
+                    }
+                } else if call == "delete" {
+                    #expect(after.count < before.count, "\(context): nothing was deleted")
+                    #expect(after.allSatisfy { before[$0.key]?.isEqual($0.value) == true }, "\(context): a delete changed an item")
+                }
+                before = after
                 calls += 1
             }
             #expect(calls > 100)
-            #expect(seen.count > 3, "the fuzzer reached several outcomes: \(seen)")
+            #expect(seen.count > 3, "seed \(seed): the fuzzer reached several outcomes: \(seen)")
+            #expect(successfulAdds > 0, "seed \(seed): no random add succeeded, so no postcondition was checked")
         }
     }
 
     @Test func randomAndMutatedItemBytesNeverCrashTheDecoder() {
-        let seed = UInt64.random(in: 0...UInt64.max)
+        let randomSeed = UInt64.random(in: 0...UInt64.max)
+        print("FuzzTests decoder seeds: fixed \(Self.fixedSeed), random \(randomSeed)")
+        for seed in [Self.fixedSeed, randomSeed] { fuzzDecoder(seed: seed) }
+    }
+
+    private func fuzzDecoder(seed: UInt64) {
         var random = SeededRandom(state: seed)
         let valid = ItemCodec.encode(
             attributes: ["acct": .string("alice"), "svce": .data(Data([1, 2, 3])), "port": .number(443),
                          "cdat": .date(12345.5), "accc": .accessControl(protection: "ak", flags: 1)],
             secret: SecretData(Data("secret".utf8)))
         let validBytes = valid.withUnsafeBytes { [UInt8]($0) }
-        let iterations = StressLevel.pick(fast: 20_000, stress: 500_000)
+        let iterations = StressLevel.pick(fast: 10_000, stress: 250_000)
         var decoded = 0
         for iteration in 0..<iterations {
             var bytes: [UInt8]
@@ -143,6 +217,6 @@ struct FuzzTests {
                 Issue.record("seed \(seed): unexpected error \(error)")
             }
         }
-        #expect(decoded > 0, "some mutations still decode (and would then fail authentication)")
+        #expect(decoded > 0, "seed \(seed): some mutations still decode (and would then fail authentication)")
     }
 }

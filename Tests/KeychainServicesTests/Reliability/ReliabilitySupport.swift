@@ -17,10 +17,13 @@ struct WorkloadRun {
     let errors: String
 }
 
-/// Runs `keychain-workload` on `keychain`; kills it with SIGKILL after `killAfter` seconds
-/// when given. `shellPrefix` runs it through /bin/sh (e.g. "ulimit -f 200;").
+/// Runs `keychain-workload` on `keychain`. With `killAfter`, it is killed with SIGKILL that
+/// many seconds after it acknowledged its first write (its first output line), so every
+/// kill lands while it is writing, however slowly the machine starts it. `shellPrefix` runs
+/// it through /bin/sh (e.g. "ulimit -f 200;"); `environment` adds variables.
 func runWorkload(
-    _ arguments: [String], keychain: TemporaryKeychain, killAfter: Double? = nil, shellPrefix: String? = nil
+    _ arguments: [String], keychain: TemporaryKeychain, killAfter: Double? = nil, shellPrefix: String? = nil,
+    environment extra: [String: String] = [:]
 ) throws -> WorkloadRun {
     let process = Process()
     if let shellPrefix {
@@ -34,24 +37,34 @@ func runWorkload(
     var environment = ProcessInfo.processInfo.environment
     environment["KEYSMITH_HOME"] = keychain.directory.path
     environment["KEYSMITH_ACCESS_GROUPS"] = keychain.accessGroups.joined(separator: ",")
+    environment.merge(extra) { $1 }
     process.environment = environment
     let output = Pipe()
     let errors = Pipe()
     process.standardOutput = output
     process.standardError = errors
     try process.run()
-    // Drain both pipes while the process runs so it never blocks on a full pipe.
+    // Drain both pipes while the process runs so it never blocks on a full pipe; the first
+    // complete output line is signalled.
     let collected = PipeCollector()
     let group = DispatchGroup()
     for (pipe, isError) in [(output, false), (errors, true)] {
         group.enter()
         DispatchQueue.global().async {
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            collected.store(data, isError: isError)
+            let handle = pipe.fileHandleForReading
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                collected.append(data, isError: isError)
+            }
+            collected.finish(isError: isError)
             group.leave()
         }
     }
     if let killAfter {
+        // Not a synchronization sleep: the wait for the first line is a semaphore; the
+        // random delay after it only picks the moment of the kill.
+        _ = collected.firstLine.wait(timeout: .now() + 120)
         Thread.sleep(forTimeInterval: killAfter)
         kill(process.processIdentifier, SIGKILL)
     }
@@ -70,10 +83,31 @@ final class PipeCollector: @unchecked Sendable {
     private let lock = NSLock()
     private(set) var output = Data()
     private(set) var errors = Data()
-    func store(_ data: Data, isError: Bool) {
+    private var signalled = false
+    /// Signalled once, when standard output holds a complete line or ends.
+    let firstLine = DispatchSemaphore(value: 0)
+
+    func append(_ data: Data, isError: Bool) {
         lock.lock()
-        if isError { errors = data } else { output = data }
-        lock.unlock()
+        defer { lock.unlock() }
+        if isError {
+            errors.append(data)
+        } else {
+            output.append(data)
+            if !signalled, data.contains(UInt8(ascii: "\n")) {
+                signalled = true
+                firstLine.signal()
+            }
+        }
+    }
+
+    func finish(isError: Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        if !isError, !signalled {
+            signalled = true
+            firstLine.signal()
+        }
     }
 }
 
@@ -110,4 +144,15 @@ func workloadItems() -> [String: Data] {
         }
     }
     return items
+}
+
+/// Every account of the workload's service, once per stored item (a duplicate shows twice).
+func workloadAccounts() -> [String] {
+    var result: CFTypeRef?
+    let query: [String: Any] = [
+        kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "com.keysmith.workload",
+        kSecMatchLimit as String: kSecMatchLimitAll, kSecReturnAttributes as String: true,
+    ]
+    guard SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess else { return [] }
+    return ((result as? [[String: Any]]) ?? []).compactMap { $0[kSecAttrAccount as String] as? String }
 }

@@ -82,10 +82,12 @@ func subprocessEnvironment(home: TemporaryHome, extra: [String: String] = [:]) -
 
 /// Runs `keysmith` with `--keychain HOME/keychain` (unless `useKeychainFlag` is false),
 /// feeding `standardInput` (empty when `nil`), and waits for it (at most 60 s).
+/// `standardOutputPath` sends standard output to that file instead of capturing it (for
+/// example `/dev/full`, to see what the tool does when its output cannot be written).
 @discardableResult
 func keysmith(
     _ arguments: [String], home: TemporaryHome, standardInput: String? = nil, environment extra: [String: String] = [:],
-    useKeychainFlag: Bool = true, launcher: [String] = []
+    useKeychainFlag: Bool = true, launcher: [String] = [], standardOutputPath: String? = nil
 ) throws -> RunResult {
     let directory = home.url
     let token = UUID().uuidString
@@ -98,7 +100,7 @@ func keysmith(
     defer {
         for url in [outputURL, errorURL, inputURL] { try? FileManager.default.removeItem(at: url) }
     }
-    let outputHandle = try FileHandle(forWritingTo: outputURL)
+    let outputHandle = try FileHandle(forWritingTo: standardOutputPath.map { URL(fileURLWithPath: $0) } ?? outputURL)
     let errorHandle = try FileHandle(forWritingTo: errorURL)
     let inputHandle = try FileHandle(forReadingFrom: inputURL)
     defer {

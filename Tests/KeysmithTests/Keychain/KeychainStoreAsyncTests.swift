@@ -24,20 +24,58 @@ struct KeychainStoreAsyncTests {
         }
     }
 
-    @Test func test_asyncVariant_canBeAwaitedFromTheMainActor() async throws {
+    @Test func test_asyncVariant_leavesTheMainActorFreeWhileItWorks() async throws {
         try await withTemporaryKeychain {
             let store = try KeychainStore(service: uniqueService())
-            try await Self.roundTripOnMainActor(store)
+            let probe = MainActorProbe()
+            try await Self.roundTripOnMainActor(store, probe: probe)
+            // Encoding and decoding happen inside the variants, in the same synchronous
+            // stretch as the keychain call. From there the probe asks the main actor to run a
+            // job and waits for it: that job runs only if the variant is not holding the main
+            // actor (it would wait forever, cut to 10 s, if the work ran on it).
+            #expect(probe.results == ["encode": true, "decode": true], "\(probe.results)")
         }
     }
 
-    /// The keychain call hops off the main actor (the variants are `@concurrent`) and the
-    /// caller resumes on it.
+    /// Records, for work done inside a variant, whether the main actor was free meanwhile.
+    final class MainActorProbe: @unchecked Sendable {
+        private let lock = NSLock()
+        private var stored: [String: Bool] = [:]
+        func checkMainActorIsFree(_ what: String) {
+            let ran = DispatchSemaphore(value: 0)
+            Task { @MainActor in ran.signal() }
+            let free = ran.wait(timeout: .now() + 10) == .success
+            lock.lock()
+            stored[what] = free
+            lock.unlock()
+        }
+        var results: [String: Bool] { lock.lock(); defer { lock.unlock() }; return stored }
+    }
+
+    /// A value whose encoding and decoding consult the probe (found through a task-local,
+    /// since Decodable cannot take arguments).
+    struct Probed: Codable, Sendable, Equatable {
+        @TaskLocal static var probe: MainActorProbe?
+        var text: String
+        init(text: String) { self.text = text }
+        init(from decoder: Decoder) throws {
+            Self.probe?.checkMainActorIsFree("decode")
+            text = try decoder.singleValueContainer().decode(String.self)
+        }
+        func encode(to encoder: Encoder) throws {
+            Self.probe?.checkMainActorIsFree("encode")
+            var container = encoder.singleValueContainer()
+            try container.encode(text)
+        }
+    }
+
+    /// Awaited from the main actor, as an app's UI code would.
     @MainActor
-    static func roundTripOnMainActor(_ store: KeychainStore) async throws {
-        try await store.set("value", for: "token")
-        #expect(try await store.string(for: "token") == "value")
-        MainActor.assertIsolated()
+    static func roundTripOnMainActor(_ store: KeychainStore, probe: MainActorProbe) async throws {
+        try await Probed.$probe.withValue(probe) {
+            try await store.setValue(Probed(text: "value"), for: "token")
+            #expect(try await store.value(Probed.self, for: "token") == Probed(text: "value"))
+        }
     }
 
     @Test func test_manyConcurrentReadersAndWriters() async throws {

@@ -20,11 +20,39 @@ struct ApiSecretCanaryTests {
         ]
     }
 
+    /// Whether `text` holds the canary in any of ``forms``, or as `dump` lists bytes (one
+    /// decimal per line).
+    static func leaks(_ text: String) -> Bool {
+        if forms.contains(where: text.contains) { return true }
+        let dumped = text.split(whereSeparator: \.isNewline).map { line -> UInt8? in
+            let trimmed = line.drop { $0 == " " }
+            return trimmed.hasPrefix("- ") ? UInt8(trimmed.dropFirst(2)) : nil
+        }
+        let wanted = Array(Data(canary.utf8))
+        guard dumped.count >= wanted.count else { return false }
+        return (0...(dumped.count - wanted.count)).contains { start in
+            (0..<wanted.count).allSatisfy { dumped[start + $0] == wanted[$0] }
+        }
+    }
+
+    @Test func leakCheckSeesEveryForm() {
+        var dumped = ""
+        dump(Array(Data(Self.canary.utf8)), to: &dumped)
+        for text in Self.forms + [dumped] { #expect(Self.leaks("before " + text + " after"), "a form is not seen") }
+        #expect(!Self.leaks("CANARY, but not the whole of it"))
+    }
+
     final class Collected: @unchecked Sendable {
         private let lock = NSLock()
         private var texts: [String] = []
         func add(_ text: String) { lock.lock(); texts.append(text); lock.unlock() }
-        func add(_ value: Any) { add(String(describing: value)); add(String(reflecting: value)) }
+        func add(_ value: Any) {
+            add(String(describing: value))
+            add(String(reflecting: value))
+            var dumped = ""
+            dump(value, to: &dumped)
+            add(dumped)
+        }
         var all: [String] { lock.lock(); defer { lock.unlock() }; return texts }
     }
 
@@ -46,13 +74,11 @@ struct ApiSecretCanaryTests {
             let lookup: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "canary",
                                          kSecReturnData as String: true, kSecReturnAttributes as String: true]
             #expect(SecItemCopyMatching(lookup as CFDictionary, &result) == errSecSuccess)
-            if let dictionary = result as? [String: Any] {
-                #expect(dictionary[kSecValueData as String] as? Data == secret)  // asked for
-                var withoutData = dictionary
-                withoutData[kSecValueData as String] = nil
-                collected.add(withoutData)
-                collected.add(dictionary[kSecValueData as String] as Any)  // the NSData's description is redacted
-            }
+            let dictionary = try #require(result as? [String: Any], "the lookup returns one attribute dictionary")
+            #expect(dictionary[kSecValueData as String] as? Data == secret)  // asked for
+            var withoutData = dictionary
+            withoutData[kSecValueData as String] = nil
+            collected.add(withoutData)
             _ = SecItemUpdate(lookup as CFDictionary, [kSecValueData as String: "not data"] as CFDictionary)
             #if os(Linux)
             collected.add(KeychainDiagnostics.lastFailureDescription as Any)
@@ -68,7 +94,7 @@ struct ApiSecretCanaryTests {
             faults.failNext(with: errSecInteractionNotAllowed)
             do { _ = try store.data(for: "token") } catch { collected.add(error); collected.add(error.localizedDescription) }
             do { _ = try store.value(Int.self, for: "token") } catch { collected.add(error) }
-            if let attributes = try? store.attributes(for: "token") { collected.add(attributes) }
+            collected.add(try #require(try store.attributes(for: "token")))
 
             // SecureStore: set, get, limits, logger.
             let secure = try SecureStore(
@@ -102,7 +128,7 @@ struct ApiSecretCanaryTests {
         }
 
         // Count only: a failure message must not print the leaked text itself.
-        let leakCount = collected.all.filter { text in Self.forms.contains { text.contains($0) } }.count
+        let leakCount = collected.all.filter(Self.leaks).count
         #expect(leakCount == 0, "the canary leaked into \(leakCount) of the collected texts")
         #expect(collected.all.count > 20, "the paths were exercised")
     }

@@ -83,20 +83,71 @@ struct RetrievalKeyRetrieverCacheTests {
     }
 
     @Test func concurrentFirstLookupsConsultTheSourcesOnce() throws {
-        let source = RetrievalCountingSource(.keychain, ["k": [("1", "v")]], delay: 0.2)
+        // The first lookup is held inside the source until every other caller has started;
+        // then it is let go once all eight are inside the source (no single flight) or, when
+        // the others wait for it as they should, after a bounded wait for that to happen.
+        let source = GatedSource(["k": "v"])
         let retriever = makeRetrievalRetriever([source])
         let group = DispatchGroup()
         let results = RetrievalResults()
-        for _ in 0..<8 {
+        let started = DispatchSemaphore(value: 0)
+        func caller() {
             group.enter()
             Thread.detachNewThread {
+                started.signal()
                 results.append((try? retriever.retrieve("k"))?.string())
                 group.leave()
             }
         }
-        #expect(group.wait(timeout: .now() + 10) == .success)
+        caller()
+        #expect(source.entered.wait(timeout: .now() + 60) == .success, "the first lookup never reached the source")
+        for _ in 1..<8 { caller() }
+        for _ in 0..<8 { #expect(started.wait(timeout: .now() + 60) == .success) }
+        // If the others are not held back, each reaches the source now.
+        var inside = 1
+        while inside < 8, source.entered.wait(timeout: .now() + 2) == .success { inside += 1 }
+        source.release()
+        #expect(group.wait(timeout: .now() + 60) == .success)
         #expect(results.values == Array(repeating: "v", count: 8))
-        #expect(source.lookups == ["k"])
+        #expect(source.lookups == ["k"], "\(source.lookups.count) lookups reached the source")
+    }
+
+    /// A source whose lookups signal `entered` and then wait until `release()`.
+    final class GatedSource: KeySource, @unchecked Sendable {
+        var kind: KeySourceKind { .keychain }
+        var sourceDescription: String { "Gated(test)" }
+        let entered = DispatchSemaphore(value: 0)
+        private let gate = DispatchSemaphore(value: 0)
+        private let keys: [String: String]
+        private let lock = NSLock()
+        private var calls: [String] = []
+        private var released = false
+
+        init(_ keys: [String: String]) { self.keys = keys }
+
+        func release() {
+            lock.lock()
+            released = true
+            lock.unlock()
+            for _ in 0..<16 { gate.signal() }
+        }
+
+        func lookup(_ name: String) throws -> [KeyInfo] {
+            lock.lock()
+            calls.append(name)
+            let mustWait = !released
+            lock.unlock()
+            entered.signal()
+            if mustWait { gate.wait() }
+            return keys[name].map {
+                [KeyInfo(identifier: name, matchedName: name, version: "1", data: Data($0.utf8), source: kind,
+                         sourceDescription: sourceDescription, location: "gated entry \"\(name)\"")]
+            } ?? []
+        }
+
+        func identifiers() throws -> [String] { keys.keys.sorted() }
+
+        var lookups: [String] { lock.lock(); defer { lock.unlock() }; return calls }
     }
 
     @Test func exactVersionLookupsAreCachedToo() throws {

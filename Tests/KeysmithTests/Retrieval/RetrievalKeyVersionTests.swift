@@ -6,7 +6,7 @@ struct RetrievalKeyVersionTests {
         #expect(KeyVersion("2024.7.1") > KeyVersion("2024.6.30"))
         #expect(KeyVersion("2024.10.1") > KeyVersion("2024.9.30"))
         #expect(KeyVersion("10") > KeyVersion("9"))
-        // A string comparison gets these wrong; seed 000, 5.3.
+        // A string comparison gets these wrong.
         #expect("2024.10.1" < "2024.9.30")
     }
 
@@ -18,7 +18,7 @@ struct RetrievalKeyVersionTests {
     }
 
     @Test func labelsSortBelowEveryNumber() {
-        for label in ["builtin", "env", "unknown", "v2", "2024.x", "", "1..2", "-1"] {
+        for label in ["builtin", "env", "unknown", "compiled", ""] {
             #expect(KeyVersion(label) < KeyVersion("0"), "\(label)")
             #expect(!KeyVersion(label).isNumeric, "\(label)")
         }
@@ -32,8 +32,8 @@ struct RetrievalKeyVersionTests {
         #expect(sorted.map(\.rawValue) == ["builtin", "env", "3", "2024.06.30", "2024.6.30.1", "2024.7.1"])
     }
 
-    @Test func hugeSegmentsAreLabelsNotCrashes() {
-        #expect(!KeyVersion("99999999999999999999999").isNumeric)
-        #expect(KeyVersion("18446744073709551615").isNumeric)
+    @Test func hugeSegmentsAreVersionsNotCrashes() {
+        #expect(KeyVersion("99999999999999999999999").isNumeric)
+        #expect(KeyVersion("99999999999999999999999") > KeyVersion("18446744073709551615"))
     }
 }

@@ -35,6 +35,9 @@ struct RetrievalSourceConformanceTests {
 
     @Test func passesTheInMemorySources() async throws {
         try await SourceConformance.check(RetrievalCountingSource(.remote, ["a": [("1", "xxxx"), ("2", "yyyy")]]))
-        try await SourceConformance.check(EnvironmentKeySource(prefix: "XY", environment: [:]))
+        // A source with keys, and other variables it must not serve.
+        try await SourceConformance.check(
+            EnvironmentKeySource(prefix: "XY", environment: ["XY_API_KEY": "abcd", "XY_MAPS_KEY": "efgh", "XYZ_OTHER": "ijkl", "HOME": "/root"]),
+            expecting: ["api_key": ["env"], "maps_key": ["env"]])
     }
 }

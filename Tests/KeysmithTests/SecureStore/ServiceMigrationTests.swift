@@ -37,17 +37,17 @@ struct ServiceMigrationTests {
         }
     }
 
-    @Test func test_migrateService_newerValueWins_andOldCopyIsRemoved() throws {
+    @Test func test_migrateService_differentValueInTheNewService_isAConflict_bothKept() throws {
         try withTemporaryKeychain {
             let oldService = uniqueService("old")
             let old = try KeychainStore(service: oldService)
             try old.set("stale", for: "token")
             let store = try makeStore()
-            try store.set("token", "fresh", in: "auth")
+            try store.set("fresh", for: "token", in: "auth")
             let report = try store.migrateService(from: oldService, to: "auth")
-            #expect(report.alreadyPresent == ["token"])
-            #expect(try store.get("token", as: String.self, in: "auth") == "fresh")
-            #expect(try old.contains("token") == false)
+            #expect(report.conflicts == ["token"])
+            #expect(try store.string(for: "token", in: "auth") == "fresh")
+            #expect(try old.string(for: "token") == "stale")
         }
     }
 

@@ -7,8 +7,12 @@
 //   keychain-workload ack-log PREFIX COUNT  add PREFIX-i, then print "ack i" (flushed)
 //   keychain-workload churn PREFIX COUNT    add PREFIX-i ("add i"); after each even i, rotate
 //                                           PREFIX-(i/2) to a second value ("upd i/2")
-//   keychain-workload model SEED COUNT      random add/update/delete/read on its own keys
-//                                           SEED-0..15, printing every acknowledged write
+//   keychain-workload model NAME COUNT      random add/update/delete/read on keys shared by
+//                                           every writer (shared-0..7), printing every
+//                                           acknowledged write ("set KEY NAME-STEP", "del KEY")
+//   keychain-workload residue NAME SIZE     add and update an item with SIZE-byte random
+//                                           secrets; print how many copies of each a scan
+//                                           of this process's memory finds afterwards
 //   keychain-workload fill PREFIX COUNT     add 4 KiB items until the disk (or RLIMIT_FSIZE)
 //                                           refuses; prints "refused STATUS" and exits 0
 //                                           when the refusal was a clean status
@@ -31,17 +35,18 @@ func query(_ account: String) -> [String: Any] {
 }
 
 func upsert(_ account: String, _ value: Data) -> OSStatus {
-    let status = SecItemUpdate(query(account) as CFDictionary, [kSecValueData as String: value] as CFDictionary)
-    if status != errSecItemNotFound { return status }
-    var add = query(account)
-    add[kSecValueData as String] = value
-    add[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlock
-    let added = SecItemAdd(add as CFDictionary, nil)
-    // Another writer may have added it between our update and add: update again.
-    if added == errSecDuplicateItem {
-        return SecItemUpdate(query(account) as CFDictionary, [kSecValueData as String: value] as CFDictionary)
+    // Another writer may add or delete the item between any two calls: update, else add,
+    // and on a duplicate (someone added it first) start over, until one call settles it.
+    for _ in 0..<1_000 {
+        let status = SecItemUpdate(query(account) as CFDictionary, [kSecValueData as String: value] as CFDictionary)
+        if status != errSecItemNotFound { return status }
+        var add = query(account)
+        add[kSecValueData as String] = value
+        add[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlock
+        let added = SecItemAdd(add as CFDictionary, nil)
+        if added != errSecDuplicateItem { return added }
     }
-    return added
+    return errSecDuplicateItem
 }
 
 func read(_ account: String) -> (OSStatus, Data?) {
@@ -117,7 +122,7 @@ case "model":
         return Int(state % UInt64(bound))
     }
     for step in 0..<count {
-        let account = "\(name)-\(random(16))"
+        let account = "shared-\(random(8))"
         switch random(4) {
         case 0, 1:
             let value = "\(name)-\(step)"
@@ -133,6 +138,12 @@ case "model":
             guard status == errSecSuccess || status == errSecItemNotFound else { fail("model read: status \(status)") }
         }
     }
+case "residue":
+    #if os(Linux)
+    for line in observeResidue(size: count).lines { say(line) }
+    #else
+    fail("residue scans /proc/self/mem, which only Linux has")
+    #endif
 case "fill":
     let block = Data(repeating: 0x5A, count: 4096)
     for index in 0..<count {

@@ -1,26 +1,26 @@
 import Foundation
 
-// `keysmith demo`: seed 000's "Project X" walkthrough (section 4), run with the real
-// retrieval commands on a temporary keychain. The seed's expectations, step by step:
+// `keysmith demo`: a walkthrough of an app's keys, run with the real retrieval commands on a
+// temporary keychain. What each step shows:
 //
-// 4.1  the keychain is empty, Keys.plist holds api_key -> "loaded from ConfigFile(plist),
-//      version=builtin"
-// 4.2  control group 1: only the keychain holds the key (plist empty) -> Keychain;
-//      control group 2: keychain and plist both hold it -> Keychain (priority = override)
-// 4.3  rotation: old and new versions side by side in the keychain; a minimum version
-//      selects the new one, and the old one stays retrievable for old data.
+// - first launch: the keychain is empty, Keys.plist holds api_key -> "loaded from
+//   ConfigFile(plist), version=builtin"
+// - once stored, the keychain answers whether the plist also holds the key (priority is an
+//   override) or not (keychain only)
+// - rotation: old and new versions side by side in the keychain; a minimum version selects
+//   the new one, and the old one stays retrievable for old data.
 //
-// Every step prints the command, its output and exit status, and checks the outcome
-// against the seed. The keys are random, held by the demo, and never printed.
+// Every step prints the command, its output and exit status, and checks the outcome. The
+// keys are random, held by the demo, and never printed.
 
-/// The Project X walkthrough (the default `keysmith demo`).
-struct ProjectXWalkthrough {
-    /// The keychain service of the demo's keys (after the seed's `com.xyproject.keyservice`,
-    /// marked as the demo's so that a given keychain's own items are never touched).
-    static let service = "com.xyproject.keyservice.demo"
+/// The walkthrough of an app's keys (the default `keysmith demo`).
+struct AppKeysWalkthrough {
+    /// The keychain service of the demo's keys, marked as the demo's so that a given
+    /// keychain's own items are never touched.
+    static let service = "com.example.app.keys.demo"
     static let identifier = "api_key"
 
-    /// What a step must end with.
+/// What a step must end with.
     enum Expectation {
         /// Exit status 0 (no lookup to check).
         case success
@@ -74,9 +74,9 @@ struct ProjectXWalkthrough {
         }
         defer { if !ownKeychain { _ = runner.run(cleanUp) } }
 
-        // The app's bundled config file (seed 3.3): api_key in the nested form, without a
-        // version (so "builtin", as in the seed's log), and maps_key, a non-sensitive key
-        // as a bare string. Plus the control group's empty plist.
+        // The app's bundled config file: api_key in the nested form, without a version (so
+        // "builtin"), and maps_key, a non-sensitive key as a bare string. Plus an empty plist,
+        // for the lookup where only the keychain holds the key.
         let apiKey = ItemWalkthrough.randomSecret()
         let mapsKey = ItemWalkthrough.randomSecret()
         let keysPlist = directory + "/Keys.plist"
@@ -84,7 +84,7 @@ struct ProjectXWalkthrough {
         try write(["api_key": ["value": Data(apiKey.utf8).base64EncodedString()], "maps_key": mapsKey], to: keysPlist)
         try write([:], to: emptyPlist)
 
-        output.info("keysmith demo: Project X (seed 000, section 4), step by step")
+        output.info("keysmith demo: a walkthrough of an app's keys, step by step")
         output.info("")
         var facts = KeyValueTable()
         facts.add("directory", "\(directory) (new and temporary, removed at the end)")
@@ -93,15 +93,15 @@ struct ProjectXWalkthrough {
         } else {
             facts.add("keychain", (keychainPath ?? "the system keychain") + " (only the demo's items are touched)")
         }
-        facts.add("service", "\(Self.service) (the keychain service of Project X's keys)")
+        facts.add("service", "\(Self.service) (the keychain service of the app's keys)")
         facts.add("api_key", "\(apiKey.count) random characters held by the demo; never printed")
         for line in facts.lines(indent: 2) { output.info(line) }
         output.info("")
         output.info("  $ cd \(directory)")
-        output.info("  Keys.plist, the config file bundled with the app (seed 3.3):")
+        output.info("  Keys.plist, the config file bundled with the app:")
         output.info("    api_key   = { value = <base64 of api_key, not shown> }   (no version, so: builtin)")
         output.info("    maps_key  = \"<a non-sensitive key as plain text, not shown>\"")
-        output.info("  Empty.plist, an empty dictionary (the control group's \"plist is empty\").")
+        output.info("  Empty.plist, an empty dictionary (an app that bundles no keys).")
 
         let service = ["--service", Self.service]
         let configFlag = ["--config", "Keys.plist"]
@@ -111,7 +111,7 @@ struct ProjectXWalkthrough {
         var summary: [(String, String, String)] = []
 
         func step(
-            _ number: Int, _ seed: String, _ explanation: String, _ shown: [String], secret: String? = nil,
+            _ number: Int, _ topic: String, _ explanation: String, _ shown: [String], secret: String? = nil,
             expect: Expectation
         ) throws(CommandLineError) {
             output.info("")
@@ -138,7 +138,7 @@ struct ProjectXWalkthrough {
                 got = served(words(shown), runner: runner) ?? "exit status \(result.status)"
                 output.info("  => \(Self.identifier) loaded from \(got)")
             }
-            summary.append((seed, expect.summary, got))
+            summary.append((topic, expect.summary, got))
             guard got == expect.summary else {
                 throw .failure(
                     "demo step \(number) gave \(got) instead of \(expect.summary).",
@@ -147,63 +147,62 @@ struct ProjectXWalkthrough {
         }
 
         try step(
-            1, "4.1",
+            1, "first launch",
             "App launch, first lookup. The keychain holds no api_key yet, so the retriever moves on to the next "
-                + "source in priority, Keys.plist, and finds it there. The seed logs: \"API key loaded from "
-                + "ConfigFile(plist), version=builtin\".",
+                + "source in priority, Keys.plist, and finds it there: \"API key loaded from ConfigFile(plist), "
+                + "version=builtin\".",
             ["resolve", Self.identifier] + configFlag + service, expect: .found(source: "ConfigFile(plist)", version: "builtin"))
         try step(
-            2, "4.1",
+            2, "why",
             "Why the config file: explain shows the priority, every candidate spelling tried in the keychain "
                 + "(each a miss), then the hit in Keys.plist, with timings. Never the key.",
             ["explain", Self.identifier] + configFlag + service, expect: .success)
         try step(
-            3, "4.1",
+            3, "store",
             "Store the key in the keychain (as a login would), version 2024.06.01. The key arrives on standard "
                 + "input, never on the command line.",
             ["rotate", Self.identifier, "--stdin", "--version", "2024.06.01"] + service, secret: apiKey,
             expect: .success)
         try step(
-            4, "4.2 group 2",
-            "The same lookup as step 1. Now the keychain and Keys.plist both hold api_key (the seed's second "
-                + "control group): the keychain comes first in priority, so it wins. Priority is an override: the "
+            4, "both hold it",
+            "The same lookup as step 1. Now the keychain and Keys.plist both hold api_key: the keychain comes "
+                + "first in priority, so it wins. Priority is an override: the "
                 + "plist copy is only a fallback.",
             ["resolve", Self.identifier] + configFlag + service, expect: .found(source: "Keychain", version: "2024.06.01"))
         try step(
-            5, "4.2 group 1",
-            "The seed's first control group: only the keychain holds the key (the plist is empty). The key comes "
-                + "from the keychain.",
+            5, "keychain only",
+            "Only the keychain holds the key (the plist is empty). The key comes from the keychain.",
             ["resolve", Self.identifier, "--config", "Empty.plist"] + service,
             expect: .found(source: "Keychain", version: "2024.06.01"))
         try step(
-            6, "4.3",
+            6, "rotate",
             "Rotation: the server moved to key version 2024.07.01. Store the new version; the old one stays, so "
                 + "data encrypted with it can still be decrypted.",
             ["rotate", Self.identifier, "--generate", "32", "--version", "2024.07.01"] + service, expect: .success)
         try step(
-            7, "4.3",
+            7, "minimum",
             "Ask for at least version 2024.07.01 (compared numerically, segment by segment, not as strings).",
             ["resolve", Self.identifier, "--min-version", "2024.07.01"] + configFlag + service,
             expect: .found(source: "Keychain", version: "2024.07.01"))
         try step(
-            8, "4.3",
+            8, "old version",
             "The old version is still there, by exact version, for data written before the rotation.",
             ["resolve", Self.identifier, "--version", "2024.06.01"] + configFlag + service,
             expect: .found(source: "Keychain", version: "2024.06.01"))
         try step(
-            9, "4.3",
+            9, "too low",
             "A minimum no copy meets: \"version too low counts as not found\" (the plist's builtin version sorts "
                 + "below every number). Exit status 44.",
             ["resolve", Self.identifier, "--min-version", "2024.08.01"] + configFlag + service, expect: .notFound)
         try step(
-            10, "1.1",
+            10, "audit",
             "The audit: every key, the copy that wins and its version, the shadowed copies, and warnings. "
                 + "Someone who takes over the code sees where each key lives, how many copies exist and which wins.",
             ["audit"] + configFlag + service, expect: .success)
 
         output.info("")
-        output.info("Summary: the seed's expectations and what keysmith did")
-        var table = ColumnTable(headers: ["STEP", "SEED", "EXPECTED", "GOT"])
+        output.info("Summary: what each step should give and what keysmith did")
+        var table = ColumnTable(headers: ["STEP", "WHAT", "EXPECTED", "GOT"])
         for (index, row) in summary.enumerated() {
             table.add(["\(index + 1)", row.0, row.1, row.2 == row.1 ? "same" : row.2])
         }

@@ -1,0 +1,276 @@
+#if !canImport(Security)
+import CSodium
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The state of a keychain's item set: a generation counter, advanced by every write, and
+/// a keyed digest of every row.
+///
+/// The digest is a multiset hash: the sum modulo 2^256 of a keyed BLAKE2b of each row
+/// (every column, the row id included). A write updates it by adding the new rows' values
+/// and subtracting the old ones', so it costs two hashes per changed row, whatever the
+/// size of the keychain; a full recomputation checks it. Without the key nobody can
+/// compute a row's value, so no edit of rows (one written back, one deleted, one added)
+/// keeps the sum.
+struct ItemSetState: Equatable {
+    var generation: UInt64
+    var digest: ItemSetDigest
+
+    static let encodedLength = 8 + ItemSetDigest.length
+
+    var encoded: Data {
+        var data = Data()
+        withUnsafeBytes(of: generation.littleEndian) { data.append(contentsOf: $0) }
+        data.append(digest.bytes)
+        return data
+    }
+
+    init(generation: UInt64, digest: ItemSetDigest) {
+        self.generation = generation
+        self.digest = digest
+    }
+
+    init?(encoded data: Data) {
+        guard data.count == Self.encodedLength else { return nil }
+        let bytes = [UInt8](data)
+        generation = bytes[0..<8].enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
+        digest = ItemSetDigest(bytes: bytes[8...])
+    }
+}
+
+/// A 256-bit sum of row values (four little-endian 64-bit limbs), added and subtracted
+/// modulo 2^256.
+struct ItemSetDigest: Equatable {
+    static let length = 32
+    private(set) var limbs: [UInt64] = [0, 0, 0, 0]
+
+    static let zero = ItemSetDigest()
+
+    init() {}
+
+    init<Bytes: Collection<UInt8>>(bytes: Bytes) {
+        let array = [UInt8](bytes)
+        precondition(array.count == Self.length)
+        for limb in 0..<4 {
+            var value: UInt64 = 0
+            for byte in 0..<8 { value |= UInt64(array[limb * 8 + byte]) << (8 * UInt64(byte)) }
+            limbs[limb] = value
+        }
+    }
+
+    var bytes: Data {
+        var data = Data(capacity: Self.length)
+        for limb in limbs { withUnsafeBytes(of: limb.littleEndian) { data.append(contentsOf: $0) } }
+        return data
+    }
+
+    mutating func add(_ other: ItemSetDigest) {
+        var carry = false
+        for index in 0..<4 {
+            let (sum, overflow1) = limbs[index].addingReportingOverflow(other.limbs[index])
+            let (total, overflow2) = sum.addingReportingOverflow(carry ? 1 : 0)
+            limbs[index] = total
+            carry = overflow1 || overflow2
+        }
+    }
+
+    mutating func subtract(_ other: ItemSetDigest) {
+        var borrow = false
+        for index in 0..<4 {
+            let (difference, overflow1) = limbs[index].subtractingReportingOverflow(other.limbs[index])
+            let (total, overflow2) = difference.subtractingReportingOverflow(borrow ? 1 : 0)
+            limbs[index] = total
+            borrow = overflow1 || overflow2
+        }
+    }
+}
+
+/// `keychain.anchor`: the item-set state kept beside the device key, outside the
+/// database, so that a database file written back to an older state (by a restore, a
+/// sync tool, anyone who can write that file alone) no longer matches it.
+///
+/// The file holds the last committed state and, while a write is under way, the state it
+/// is about to commit; a database in either state is accepted, so a process killed at any
+/// point leaves a keychain that opens. All writes of the file happen under SQLite's write
+/// lock of the database, in place (one sector-sized write, synced before a commit).
+///
+/// Format: `KSANCH01`, the keychain id (16 bytes), the committed state (8 + 32 bytes), a
+/// flag byte and the pending state (8 + 32 bytes, zeros when none), then a keyed BLAKE2b
+/// (32 bytes) of everything before it, under a key derived from the device key.
+final class RollbackAnchor {
+    static let fileName = "keychain.anchor"
+    static let resetFileName = "keychain.anchor.reset"
+    private static let magic = Array("KSANCH01".utf8)
+    private static let macLength = 32
+    private static let bodyLength = 8 + 16 + ItemSetState.encodedLength + 1 + ItemSetState.encodedLength
+    static let fileLength = bodyLength + macLength
+
+    /// What the file says.
+    struct Contents: Equatable {
+        var keychainID: Data
+        var committed: ItemSetState
+        var pending: ItemSetState?
+
+        func accepts(_ state: ItemSetState) -> Bool { state == committed || state == pending }
+
+        var newestGeneration: UInt64 { max(committed.generation, pending?.generation ?? 0) }
+    }
+
+    let url: URL
+    let directory: URL
+    private let key: SecretKey
+
+    /// BLAKE2b state for row values (the type is opaque to Swift: 64-byte aligned memory).
+    /// Used with the engine's lock held.
+    private let hashStateMemory = UnsafeMutableRawPointer.allocate(byteCount: crypto_generichash_statebytes(), alignment: 64)
+    private var hashState: OpaquePointer { OpaquePointer(hashStateMemory) }
+
+    init(directory: URL, key: SecretKey) {
+        self.directory = directory
+        self.url = directory.appendingPathComponent(Self.fileName)
+        self.key = key
+    }
+
+    deinit {
+        Sodium.zero(hashStateMemory, count: crypto_generichash_statebytes())
+        hashStateMemory.deallocate()
+    }
+
+    var resetRequestPath: String { directory.appendingPathComponent(Self.resetFileName).path }
+
+    // MARK: Row values
+
+    /// The keyed value of one row: `fields` calls its argument with each column as stored,
+    /// in the order id, class, pk, h1, h2, agrp, sync, pdmn, ref, nonce, ciphertext (each
+    /// hashed with its length in front, the id and sync flag as 8-byte integers).
+    func value(_ fields: ((UnsafeRawBufferPointer) -> Void) -> Void) -> ItemSetDigest {
+        let state = hashState
+        key.withUnsafeBytes { keyBytes in
+            _ = crypto_generichash_init(
+                state, keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self), keyBytes.count, ItemSetDigest.length)
+        }
+        func feed(_ bytes: UnsafeRawBufferPointer) {
+            var length = UInt64(bytes.count).littleEndian
+            withUnsafeBytes(of: &length) {
+                _ = crypto_generichash_update(state, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), 8)
+            }
+            if let base = bytes.baseAddress, bytes.count > 0 {
+                _ = crypto_generichash_update(state, base.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
+            }
+        }
+        Self.rowDomain.withUnsafeBytes { feed($0) }
+        fields(feed)
+        var out = [UInt8](repeating: 0, count: ItemSetDigest.length)
+        _ = crypto_generichash_final(state, &out, ItemSetDigest.length)
+        return ItemSetDigest(bytes: out)
+    }
+
+    private static let rowDomain = Array("keysmith.row.v1".utf8)
+
+    // MARK: The file
+
+    /// Reads the anchor, or `nil` when there is none. (Three system calls and one keyed
+    /// hash: it is read afresh every time.)
+    /// - Throws: ``KeychainFailure`` when it is damaged, not this keychain's, or unsafe. A
+    ///   reader without the write lock may see a write half-way; callers judge such a
+    ///   failure again under the lock.
+    func read() throws -> Contents? {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw KeychainFailure(
+                errSecNotAvailable, "Cannot open the keychain's anchor file \(url.path): \(String(cString: strerror(errno))).",
+                recovery: "Check that the file belongs to this user and is not a symbolic link.")
+        }
+        defer { close(fd) }
+        try KeychainFiles.requirePrivate(fd: fd, path: url.path, kind: "anchor file")
+        var bytes = [UInt8](repeating: 0, count: Self.fileLength + 1)
+        let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard count == Self.fileLength, Array(bytes[0..<8]) == Self.magic else { throw damaged() }
+        let body = Data(bytes[0..<Self.bodyLength])
+        let mac = Data(bytes[Self.bodyLength..<Self.fileLength])
+        guard Sodium.constantTimeEqual(authenticator(body), mac) else { throw damaged() }
+        var offset = 8
+        func take(_ length: Int) -> Data {
+            defer { offset += length }
+            return body.subdata(in: offset..<(offset + length))
+        }
+        let keychainID = take(16)
+        guard let committed = ItemSetState(encoded: take(ItemSetState.encodedLength)) else { throw damaged() }
+        let hasPending = take(1).first == 1
+        let pendingState = ItemSetState(encoded: take(ItemSetState.encodedLength))
+        return Contents(keychainID: keychainID, committed: committed, pending: hasPending ? pendingState : nil)
+    }
+
+    /// Writes the anchor in place: one write of fewer than 512 bytes at the start of the
+    /// file, within one disk sector, so a crash leaves the old record or the new one.
+    /// `durable`: synced before this returns (needed before a commit; a lost finalization
+    /// only leaves the previous, still accepted, record). A new file is created with its
+    /// directory entry synced.
+    func write(_ contents: Contents, durable: Bool) throws {
+        var body = Data(Self.magic)
+        body.append(contents.keychainID)
+        body.append(contents.committed.encoded)
+        body.append(contents.pending == nil ? 0 : 1)
+        body.append((contents.pending ?? ItemSetState(generation: 0, digest: .zero)).encoded)
+        body.append(authenticator(body))
+        var fd = open(url.path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+        let created = fd < 0 && errno == ENOENT
+        if created { fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+        guard fd >= 0 else {
+            throw KeychainFailure(
+                errSecIO, "Cannot write the keychain's anchor file \(url.path): \(String(cString: strerror(errno))).",
+                recovery: "Check free disk space and permissions of the keychain directory; nothing was changed.")
+        }
+        defer { close(fd) }
+        try KeychainFiles.requirePrivate(fd: fd, path: url.path, kind: "anchor file")
+        let written = body.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        let synced = durable || created ? fdatasync(fd) : 0
+        guard written == body.count, synced == 0 else {
+            throw KeychainFailure(
+                errSecIO, "Writing the keychain's anchor file \(url.path) failed: \(String(cString: strerror(errno))).",
+                recovery: "Check free disk space and permissions of the keychain directory; nothing was changed.")
+        }
+        if created { KeychainFiles.syncDirectory(directory) }
+    }
+
+    private func authenticator(_ body: Data) -> Data {
+        var out = Data(count: Self.macLength)
+        out.withUnsafeMutableBytes { outBuffer in
+            body.withUnsafeBytes { input in
+                key.withUnsafeBytes { keyBytes in
+                    _ = crypto_generichash(
+                        outBuffer.baseAddress!.assumingMemoryBound(to: UInt8.self), Self.macLength,
+                        input.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(input.count),
+                        keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self), keyBytes.count)
+                }
+            }
+        }
+        return out
+    }
+
+    // MARK: Failures
+
+    private func damaged() -> KeychainFailure {
+        KeychainFailure(
+            errSecDecode,
+            "The keychain's anchor file \(url.path) is damaged or was not written with this keychain's key, so the database cannot be checked against it (it may have been rolled back).",
+            recovery: acceptRecovery)
+    }
+
+    /// The way out, for an owner who restored or changed the files on purpose.
+    var acceptRecovery: String {
+        "If you restored or replaced the keychain's files yourself and want to use the database as it is now, run: touch \(resetRequestPath) (the next open accepts it and removes that file); otherwise restore keychain.db and keychain.anchor together from the same backup."
+    }
+
+    /// The database does not match its anchor.
+    func rolledBack(_ detail: String) -> KeychainFailure {
+        KeychainFailure(
+            errSecDecode,
+            "The keychain database in \(directory.path) was rolled back or changed outside Keysmith: \(detail) No data is returned from it.",
+            recovery: acceptRecovery)
+    }
+}
+#endif

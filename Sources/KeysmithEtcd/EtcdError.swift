@@ -1,0 +1,134 @@
+import Foundation
+import KeychainServices
+
+/// What went wrong with a fleet: each case says what happened (``description``) and what to
+/// do (``recovery``). Never key bytes, never the etcd password or token.
+public enum EtcdError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// The configuration cannot work (no endpoint, a URL that is not http or https, an
+    /// option this platform cannot honour).
+    case invalidConfiguration(reason: String)
+    /// A fleet key of the wrong size, or unreadable.
+    case invalidFleetKey(reason: String)
+    /// An identifier or version that cannot be part of an etcd key (empty, or with `/`).
+    case invalidName(String, reason: String)
+    /// No endpoint answered; `reasons` has one entry per endpoint tried.
+    case unreachable(reasons: [String])
+    /// An endpoint answered with an error (HTTP status, gRPC code and message).
+    case server(endpoint: String, status: Int, code: Int?, message: String)
+    /// etcd refused the username and password, or needs them and none were given.
+    case authenticationFailed(endpoint: String, message: String)
+    /// The value stored at `key` is not what this fleet sealed for this identifier and
+    /// version: changed in etcd, moved from another name or version, or sealed under another
+    /// fleet key. It is never served.
+    case tampered(identifier: String, version: String, key: String, reason: String)
+    /// A value sealed in a newer format than this build reads.
+    case unsupportedFormat(identifier: String, version: String, format: Int)
+    /// The version already exists in etcd; versions are never overwritten.
+    case versionExists(identifier: String, version: String)
+    /// No such version in etcd (retire).
+    case versionNotFound(identifier: String, version: String)
+    /// etcd is unreachable and the offline copy is older than the maximum staleness.
+    case offlineCopyTooOld(identifier: String, confirmed: Date, maximum: Duration, unreachable: String)
+    /// This keychain has no fleet key (run `keysmith fleet init` or `join`).
+    case noFleetKey(service: String)
+    /// This keychain has no fleet settings (run `keysmith fleet init` or `join`).
+    case noFleetSettings(service: String)
+    /// A keychain call failed.
+    case keychain(operation: String, status: OSStatus)
+    /// A key file could not be read or written, or is malformed.
+    case keyFile(path: String, reason: String)
+    /// The passphrase does not open the key file (or the file was changed).
+    case wrongPassphrase(path: String)
+
+    /// What happened, one sentence.
+    public var description: String {
+        switch self {
+        case .invalidConfiguration(let reason):
+            return "invalid fleet configuration: \(reason)"
+        case .invalidFleetKey(let reason):
+            return "invalid fleet key: \(reason)"
+        case .invalidName(let name, let reason):
+            return "invalid fleet key name \"\(name)\": \(reason)"
+        case .unreachable(let reasons):
+            return "no etcd endpoint answered (\(reasons.joined(separator: "; ")))"
+        case .server(let endpoint, let status, let code, let message):
+            return "etcd at \(endpoint) answered HTTP \(status)\(code.map { ", code \($0)" } ?? ""): \(message)"
+        case .authenticationFailed(let endpoint, let message):
+            return "etcd at \(endpoint) refused the credentials: \(message)"
+        case .tampered(let identifier, let version, let key, let reason):
+            return "refused fleet key \"\(identifier)\" version \(version): the value at etcd key \(key) \(reason); "
+                + "it is never served"
+        case .unsupportedFormat(let identifier, let version, let format):
+            return "fleet key \"\(identifier)\" version \(version) is sealed in format \(format), which this build "
+                + "does not read"
+        case .versionExists(let identifier, let version):
+            return "version \(version) of fleet key \"\(identifier)\" already exists in etcd; versions are never "
+                + "overwritten"
+        case .versionNotFound(let identifier, let version):
+            return "etcd holds no version \(version) of fleet key \"\(identifier)\""
+        case .offlineCopyTooOld(let identifier, let confirmed, let maximum, let unreachable):
+            return "etcd is unreachable (\(unreachable)) and the offline copy of \"\(identifier)\" was last "
+                + "confirmed \(EtcdError.timestamp(confirmed)), older than the maximum staleness of "
+                + "\(EtcdError.seconds(maximum))"
+        case .noFleetKey(let service):
+            return "this keychain has no fleet key (service \"\(service)\")"
+        case .noFleetSettings(let service):
+            return "this keychain has no fleet settings (service \"\(service)\")"
+        case .keychain(let operation, let status):
+            return "keychain \(operation) failed (OSStatus \(status))"
+        case .keyFile(let path, let reason):
+            return "fleet key file \(path): \(reason)"
+        case .wrongPassphrase(let path):
+            return "the passphrase does not open the fleet key file \(path) (wrong passphrase, or the file was changed)"
+        }
+    }
+
+    /// What to do about it, one sentence.
+    public var recovery: String {
+        switch self {
+        case .invalidConfiguration:
+            return "give one or more endpoints such as http://127.0.0.1:2379 and a prefix such as /keysmith/prod/."
+        case .invalidFleetKey, .wrongPassphrase:
+            return "export the key again on a machine of the fleet (keysmith fleet export-key FILE --stdin) and join "
+                + "with that file and its passphrase."
+        case .invalidName:
+            return "use an identifier and a version without \"/\", such as api_key and 2024.07.01."
+        case .unreachable:
+            return "check that etcd runs and that the endpoints are right (etcdctl --endpoints URL endpoint health)."
+        case .server:
+            return "check the etcd cluster's health (etcdctl endpoint status) and try again."
+        case .authenticationFailed:
+            return "check the etcd username and password, and that the user may read and write the prefix."
+        case .tampered:
+            return "publish the key again from a trusted machine under a new version (keysmith fleet put ID "
+                + "--version NEW), and find out who can write to etcd."
+        case .unsupportedFormat:
+            return "update Keysmith on this machine."
+        case .versionExists:
+            return "a rotation adds a new version: choose a higher one."
+        case .versionNotFound:
+            return "list the versions with keysmith fleet list."
+        case .offlineCopyTooOld:
+            return "bring etcd back (or fix the network), or raise the maximum staleness if a longer outage is "
+                + "acceptable."
+        case .noFleetKey, .noFleetSettings:
+            return "create a fleet with keysmith fleet init, or join one with keysmith fleet join."
+        case .keychain:
+            return "check the keychain (keysmith dump-keychain) and run the command again."
+        case .keyFile:
+            return "check the path, and that the file is a fleet key file written by keysmith fleet export-key."
+        }
+    }
+
+    /// `2026-12-01T03:00:00Z`.
+    static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
+    }
+
+    /// `90 s`.
+    static func seconds(_ duration: Duration) -> String {
+        "\(duration.components.seconds) s"
+    }
+}

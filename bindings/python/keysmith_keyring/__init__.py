@@ -1,0 +1,159 @@
+"""A keyring backend over the Keysmith keychain.
+
+Items are generic passwords keyed as keyring's macOS backend keys them (service and
+username), so ``keysmith find-generic-password -s SERVICE -a USERNAME -w`` reads what
+``keyring.set_password(SERVICE, USERNAME, ...)`` wrote, and the other way round.
+
+The backend runs the ``keysmith`` executable: the password goes to it on standard input
+and comes back on standard output, never on a command line. Failures raise keyring's
+errors with keysmith's message (which never contains a secret); nothing falls back to a
+plaintext store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from typing import List, Optional
+
+from keyring.backend import KeyringBackend
+from keyring.compat import properties
+from keyring.credentials import SimpleCredential
+from keyring.errors import KeyringError, KeyringLocked, PasswordDeleteError, PasswordSetError
+
+__all__ = ["KeysmithKeyring"]
+
+# keysmith's exit status when no item matches (as macOS `security`).
+NOT_FOUND = 44
+# errSecInteractionNotAllowed: the keychain is locked or cannot be used from this session.
+LOCKED_STATUS = "-25308"
+
+
+def _find_executable() -> Optional[str]:
+    configured = os.environ.get("KEYSMITH_EXECUTABLE")
+    if configured:
+        return configured if os.access(configured, os.X_OK) else None
+    return shutil.which("keysmith")
+
+
+class KeysmithKeyring(KeyringBackend):
+    """Keysmith keychain (generic passwords, as keyring's macOS backend stores them)."""
+
+    executable: Optional[str] = None
+    "Path of the keysmith executable (default: $KEYSMITH_EXECUTABLE, else keysmith on the PATH)."
+
+    keychain: Optional[str] = None
+    "Keychain directory passed as --keychain (default: keysmith's own, $KEYSMITH_HOME and so on)."
+
+    @properties.classproperty
+    def priority(cls) -> float:
+        """Below the Secret Service and the macOS Keychain (5), above every file store.
+
+        So it is the choice on a Linux machine without a Secret Service (no D-Bus, no
+        desktop session), and never loses to keyrings.alt's plaintext or weakly
+        encrypted files (below 1).
+        """
+        if _find_executable() is None:
+            raise RuntimeError("the keysmith executable was not found (set KEYSMITH_EXECUTABLE or put keysmith on the PATH)")
+        return 4.5
+
+    # MARK: keyring API
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        """Stores ``password`` for ``service`` and ``username``, replacing any earlier one."""
+        if not username:
+            raise PasswordSetError("keysmith stores a password under a username: pass a non-empty username")
+        secret = password.encode("utf-8") + b"\n"  # keysmith removes exactly one trailing newline
+        try:
+            self._run(
+                ["add-generic-password", "-s", service, "-a", _account(username), "-U", "--stdin"],
+                stdin=secret,
+                error=PasswordSetError,
+                action="store the password",
+            )
+        finally:
+            secret = b""
+
+    def get_password(self, service: str, username: str) -> Optional[str]:
+        """The password for ``service`` and ``username``, or None when there is none."""
+        result = self._run(
+            ["find-generic-password", "-s", service, "-a", _account(username), "-w"],
+            error=KeyringError,
+            action="read the password",
+            missing_ok=True,
+        )
+        if result is None:
+            return None
+        data = result[:-1] if result.endswith(b"\n") else result
+        return data.decode("utf-8")
+
+    def delete_password(self, service: str, username: str) -> None:
+        """Deletes the password for ``service`` and ``username``.
+
+        Raises PasswordDeleteError when there is none, as keyring's backends do.
+        """
+        result = self._run(
+            ["delete-generic-password", "-s", service, "-a", _account(username)],
+            error=PasswordDeleteError,
+            action="delete the password",
+            missing_ok=True,
+        )
+        if result is None:
+            raise PasswordDeleteError(f"no password for service {service!r} and username {username!r}")
+
+    def get_credential(self, service: str, username: Optional[str]) -> Optional[SimpleCredential]:
+        """The username and password for ``service``: for ``username`` when given, else
+        for the first account stored for the service."""
+        if username is None:
+            found = self._run(
+                ["--json", "find-generic-password", "-s", service],
+                error=KeyringError,
+                action="find the service's account",
+                missing_ok=True,
+            )
+            if found is None:
+                return None
+            username = json.loads(found.decode("utf-8")).get("account", "")
+        password = self.get_password(service, username)
+        if password is None:
+            return None
+        return SimpleCredential(username, password)
+
+    # MARK: the keysmith process
+
+    def _command(self, arguments: List[str]) -> List[str]:
+        executable = self.executable or _find_executable()
+        if executable is None:
+            raise KeyringError("the keysmith executable was not found (set KEYSMITH_EXECUTABLE or put keysmith on the PATH)")
+        command = [executable]
+        if self.keychain:
+            command += ["--keychain", self.keychain]
+        return command + arguments
+
+    def _run(self, arguments, *, error, action, stdin=b"", missing_ok=False) -> Optional[bytes]:
+        try:
+            completed = subprocess.run(
+                self._command(arguments),
+                input=stdin,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                check=False,
+            )
+        except OSError as exc:
+            raise error(f"could not run keysmith to {action}: {exc.strerror}") from None
+        if completed.returncode == 0:
+            return completed.stdout
+        if completed.returncode == NOT_FOUND and missing_ok:
+            return None
+        message = completed.stderr.decode("utf-8", "replace").strip() or f"keysmith exited with status {completed.returncode}"
+        if LOCKED_STATUS in message:
+            raise KeyringLocked(f"could not {action}: {message}")
+        raise error(f"could not {action}: {message}")
+
+
+def _account(username: Optional[str]) -> str:
+    # keyring's macOS backend stores a missing username as the empty account.
+    return "" if username is None else username
