@@ -252,8 +252,13 @@ enum KeychainStatusExplanation {
         // The CLI's own hint wins where it can name a flag (-U, --access-group); elsewhere the
         // engine's recovery is the more precise one (for example the chmod command to run).
         let engineRecovery = outcome.engineRecovery.map(context.naming)
+        // errSecDecode: the CLI's hint (delete the damaged item with the right command) fits
+        // a damaged item; a failure of the whole keychain (a rolled-back database, a key file
+        // of another keychain) has its own fix, which the engine gives.
+        let wholeKeychainDamaged = status == errSecDecode && !(outcome.cause?.hasPrefix("An item") ?? true)
         let cliHintFirst = flagHintStatuses.contains(status)
             && !(status == errSecMissingEntitlement && context.hasConfigurationIssue)
+            && !wholeKeychainDamaged
         let recovery = cliHintFirst
             ? hint(for: status, context: context) ?? engineRecovery
             : engineRecovery ?? hint(for: status, context: context)

@@ -13,17 +13,6 @@ import Darwin
 // written after the keychain changed, and the hints that go with them. Each runs the built
 // binary.
 
-/// Zeroes the ciphertext of the rows `condition` selects, as a disk error would.
-private func damageRows(in home: TemporaryHome, where condition: String) {
-    let path = home.keychain.appendingPathComponent("keychain.db").path
-    var handle: OpaquePointer?
-    #expect(sqlite3_open(path, &handle) == SQLITE_OK)
-    defer { sqlite3_close(handle) }
-    sqlite3_busy_timeout(handle, 5000)
-    let sql = "UPDATE items SET ciphertext = zeroblob(length(ciphertext)) WHERE \(condition)"
-    #expect(sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK, "\(sql)")
-}
-
 /// Runs `keysmith` with standard output on a pseudo-terminal (standard input empty,
 /// standard error captured): what a person sees when they run it at a prompt.
 private func keysmithOnTerminal(_ arguments: [String], home: TemporaryHome) throws -> (terminal: [UInt8], result: RunResult) {
@@ -99,7 +88,7 @@ struct DamagedMatchInAnotherGroupTests {
         try storeGenericPassword(
             "three", service: "svc", account: "dave", home: home, extra: ["--access-group", "com.example.app"])
         try storeGenericPassword("four", service: "svc", account: "carol", home: home)
-        damageRows(in: home, where: "id = 2")
+        damageItems(in: home, where: "id = 2")
         return home
     }
 

@@ -6,17 +6,6 @@ import Testing
 // Deletes that cannot widen, output that cannot fail silently, attribute values that cannot
 // drive the terminal, and the smaller hardening points: each runs the built binary.
 
-/// Direct access to the keychain database of a test home, as a disk error would have.
-private func damageItems(in home: TemporaryHome, where condition: String) {
-    let path = home.keychain.appendingPathComponent("keychain.db").path
-    var handle: OpaquePointer?
-    #expect(sqlite3_open(path, &handle) == SQLITE_OK)
-    defer { sqlite3_close(handle) }
-    sqlite3_busy_timeout(handle, 5000)
-    let sql = "UPDATE items SET ciphertext = zeroblob(length(ciphertext)) WHERE \(condition)"
-    #expect(sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK, "\(sql)")
-}
-
 /// The count that guards `delete-*-password` cannot be bypassed.
 struct DeleteGuardTests {
     @Test func aDamagedMatchMakesTheDeleteFailInsteadOfDeletingEveryMatch() throws {
@@ -37,6 +26,25 @@ struct DeleteGuardTests {
         let deleted = try keysmith(["delete-generic-password", "-s", "svc", "-a", "alice", "--all"], home: home)
         #expect(deleted.status == 0, "\(deleted)")
         #expect(try keysmith(["dump-keychain", "--json"], home: home).json()["count"] as? Int == 0)
+    }
+
+    @Test func aKeychainChangedOutsideKeysmithIsRefusedWithTheWayOut() throws {
+        let home = TemporaryHome()
+        try storeGenericPassword("one", service: "svc", account: "alice", home: home)
+        try storeGenericPassword("two", service: "svc", account: "bob", home: home)
+        damageItems(in: home, where: "id = (SELECT min(id) FROM items)", accepted: false)
+        // Not accepted by its owner: nothing is read (not even the healthy item), nothing is
+        // deleted, and the message says what happened and how to accept the database.
+        let bob = try keysmith(["find-generic-password", "-s", "svc", "-a", "bob", "-w"], home: home)
+        #expect(bob.status == 1 && bob.stdout.isEmpty, "\(bob)")
+        #expect(bob.stderr.contains("changed outside Keysmith") && bob.stderr.contains("keychain.anchor.reset"), "\(bob)")
+        let delete = try keysmith(["delete-generic-password", "-s", "svc", "--all"], home: home)
+        #expect(delete.status == 1, "\(delete)")
+        // Accepted: the damaged item fails on its own, the healthy one reads again.
+        #expect(FileManager.default.createFile(
+            atPath: home.keychain.appendingPathComponent("keychain.anchor.reset").path, contents: Data()))
+        let again = try keysmith(["find-generic-password", "-s", "svc", "-a", "bob", "-w"], home: home)
+        #expect(again.status == 0 && again.stdout == "two\n", "\(again)")
     }
 }
 

@@ -22,7 +22,7 @@ final class WaitingSink: TextSink, @unchecked Sendable {
     }
 
     /// Waits up to `timeout` seconds for text containing `needle`.
-    func wait(for needle: String, timeout: TimeInterval = 15) -> Bool {
+    func wait(for needle: String, timeout: TimeInterval = 60) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }

@@ -66,7 +66,7 @@ final class ChangeLog: @unchecked Sendable {
     /// Waits (up to `timeout`) for a change matching `predicate`; returns it and when it
     /// arrived.
     func wait(
-        timeout: TimeInterval = 15, _ predicate: (EtcdKeySource.Change) -> Bool
+        timeout: TimeInterval = 60, _ predicate: (EtcdKeySource.Change) -> Bool
     ) -> (EtcdKeySource.Change, ContinuousClock.Instant)? {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
@@ -139,5 +139,5 @@ extension ChangeLog {
 
 /// Waits (off the test's thread) until the watch is in step.
 func inStep(_ source: EtcdKeySource) async -> Bool {
-    await blocking { source.waitUntilInStep(timeout: .seconds(15)) }
+    await blocking { source.waitUntilInStep(timeout: .seconds(60)) }
 }

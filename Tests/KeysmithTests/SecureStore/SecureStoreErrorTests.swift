@@ -81,7 +81,7 @@ struct SecureStoreErrorTests {
             try store.set("token", "value", in: "auth")
             faults.failNext(.copyMatching, with: errSecInteractionNotAllowed, count: 2)
             let policy = ProtectedDataAvailability.RetryPolicy(
-                timeout: .seconds(60), initialDelay: .milliseconds(5), maximumDelay: .milliseconds(10))
+                timeout: .seconds(300), initialDelay: .milliseconds(5), maximumDelay: .milliseconds(10))
             let token = try await ProtectedDataAvailability.retrying(policy: policy) {
                 try store.get("token", as: String.self, in: "auth")
             }
