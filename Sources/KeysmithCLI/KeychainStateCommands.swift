@@ -11,7 +11,7 @@ import Glibc
 public enum KeychainStateCommands {
     /// Every keychain state command, in help order.
     public static let all: [Command] = {
-        #if canImport(Security)
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         return []
         #else
         return [createCommand, unlockCommand, lockCommand, passwdCommand, statusCommand, exportCommand, importCommand]
@@ -19,7 +19,7 @@ public enum KeychainStateCommands {
     }()
 }
 
-#if !canImport(Security)
+#if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
 private let stdinOption = OptionSpec(
     name: "stdin", long: "stdin",
     help: "Read the passphrase from standard input instead of prompting (one line per passphrase asked for).")

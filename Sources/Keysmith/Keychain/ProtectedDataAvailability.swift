@@ -167,7 +167,7 @@ extension KeychainStore {
     }
 }
 
-#if !canImport(Security)
+#if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
 extension ProtectedDataAvailability {
     /// Whether the current keychain's `WhenUnlocked` items can be used now: its real lock
     /// state, shared by the user's processes (always `true` without a passphrase).
