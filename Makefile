@@ -3,7 +3,7 @@ SWIFT ?= swift
 SWIFT_FLAGS ?=
 # gcc: the durability test builds a small C library that reports fsync calls (LD_PRELOAD).
 # etcd: the fleet tests start etcd servers on loopback.
-APT_PACKAGES := libsqlite3-dev libsodium-dev pkg-config gcc etcd-server etcd-client
+APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config gcc etcd-server etcd-client
 BREW_PACKAGES := sqlite libsodium pkg-config etcd
 # bench only: libsecret (headers for .build/secret-bench, secret-tool) and gnome-keyring with
 # dbus-run-session, to compare with; `make test` does not need them.

@@ -30,11 +30,17 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
         ),
+        .systemLibrary(
+            name: "CKeyutils",
+            pkgConfig: "libkeyutils",
+            providers: [.apt(["libkeyutils-dev"])]
+        ),
         .target(
             name: "KeychainServices",
             dependencies: [
                 .target(name: "CSQLite", condition: .when(platforms: linuxOnly)),
                 .target(name: "CSodium", condition: .when(platforms: linuxOnly)),
+                .target(name: "CKeyutils", condition: .when(platforms: linuxOnly)),
             ]
         ),
         .target(name: "KeychainAuthentication"),
@@ -91,7 +97,8 @@ let package = Package(
                 "KeychainServices",
                 "KeychainAuthentication",
                 .target(name: "CSQLite", condition: .when(platforms: linuxOnly)),
-            ]
+            ],
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "KeysmithTests",

@@ -9,6 +9,7 @@
 //   keysmith-bench --fleet-only   (only the fleet rows, against etcd on loopback)
 //   keysmith-bench --only erasure|write   one benchmark: erasing old data on a write, or
 //                                         the durable SecItemUpdate at 100 items
+//                  [--only-protection]
 //
 // libsecret and gnome-keyring are measured by .build/secret-bench (a C program built by
 // `make bench`; path from $SECRET_BENCH or next to this binary); the CLI by the `keysmith`
@@ -57,6 +58,11 @@ while let argument = arguments.popFirst() {
     case "--gnome-keyring-sizes": gnomeKeyringSizes = sizeList(argument, arguments.popFirst())
     case "--process-runs": processRuns = max(1, Int(arguments.popFirst() ?? "") ?? 30)
     case "--no-libsecret": measureLibsecret = false
+    case "--only-protection":
+        // Just the data-protection rows (unlock time, class A vs class D reads).
+        let table = ProtectionBenchmark.rows().map { "| \($0.name) | \($0.value) | \($0.baseline) | \($0.ratio) | \($0.target) | \($0.verdict) |" }
+        print(table.joined(separator: "\n"))
+        exit(0)
     case "--fleet-only":
         printFleetTable(fleetBenchmarkRows())
         exit(0)
@@ -117,6 +123,10 @@ rows += comparison.processRows
 
 // 5. The fleet source on etcd (loopback): rotation propagation and lookups.
 rows += fleetBenchmarkRows()
+
+// 5. Data protection: unlock time, and a class A read against a class D read.
+progress("measuring unlock and class A vs class D reads")
+rows += ProtectionBenchmark.rows()
 
 let header = "| benchmark | Keysmith | baseline (same run) | ratio | target | met |\n|---|---:|---:|---:|---|---|"
 let table = ([header] + rows.map { "| \($0.name) | \($0.value) | \($0.baseline) | \($0.ratio) | \($0.target) | \($0.verdict) |" })

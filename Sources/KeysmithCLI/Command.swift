@@ -130,7 +130,7 @@ public final class CommandInvocation {
 public enum CommandRegistry {
     /// Every command, in the order `keysmith help` lists them within their groups.
     public static let commands: [Command] =
-        ItemCommands.all + RetrievalCommands.all + FleetCommands.all + [DemoCommand.command, HelpCommand.command]
+        ItemCommands.all + RetrievalCommands.all + FleetCommands.all + KeychainStateCommands.all + [DemoCommand.command, HelpCommand.command]
 
     /// The command with this name, if there is one.
     /// - Parameter name: The name typed on the command line.

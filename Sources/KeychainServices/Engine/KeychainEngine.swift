@@ -16,7 +16,8 @@ final class KeychainEngine: @unchecked Sendable {
     let directory: URL
     private let lock = NSLock()
     private let storage: KeychainDatabase
-    private let keys: KeyHierarchy
+    /// The key hierarchy: class keys, lock state, machine binding.
+    let keys: KeyHierarchy
     /// `"keysmith.item.v1" ‖ keychain-id`, the start of every item's associated data.
     private let associatedDataPrefix: Data
     private var groupHashes: [Data: Data] = [:]
@@ -33,14 +34,17 @@ final class KeychainEngine: @unchecked Sendable {
         let databaseExists = FileManager.default.fileExists(atPath: databaseURL.path)
         // An existing database without its key file is unreadable: say so instead of
         // silently making a new key (which would orphan every item).
-        let deviceKey = try DeviceKeyFile.loadOrCreate(at: keyURL, create: !databaseExists || Self.isEmptyDatabase(databaseURL))
-        keys = KeyHierarchy(deviceKey: deviceKey)
+        let deviceKey = try DeviceKeyStore.load(keyFile: keyURL, create: !databaseExists || Self.isEmptyDatabase(databaseURL))
+        keys = try KeyHierarchy(deviceKey: deviceKey)
         storage = try KeychainDatabase(path: databaseURL.path)
         try storage.prepare(checkValue: keys.checkValue)
         // Rollback detection: the item set is checked against keychain.anchor, MACed with a
         // key of its own derived from the device key.
         try storage.attachAnchor(
             RollbackAnchor(directory: directory, key: Sodium.deriveKey(from: deviceKey, id: 1, context: "ksanchr1")))
+        // After the anchor: the first open of an older keychain re-encrypts its items in
+        // place, and the anchor records that write like any other.
+        try keys.attach(storage: storage)
         associatedDataPrefix = Data("keysmith.item.v1".utf8) + storage.keychainID
         fileIdentity = Self.identity(of: databaseURL.path)
         lastConfirmed = DispatchTime.now().uptimeNanoseconds
@@ -137,6 +141,13 @@ final class KeychainEngine: @unchecked Sendable {
         return true
     }
 
+    /// Runs `body` in a write transaction on this engine's database with the engine's lock
+    /// held: the key hierarchy's passphrase changes, one transaction with the items they
+    /// delete.
+    func writeTransaction(_ body: (KeychainDatabase) throws -> Void) throws {
+        try locked { try storage.writeTransaction(erasing: true) { try body(storage) } }
+    }
+
     private func locked<Result>(_ body: () throws -> Result) throws -> Result {
         lock.lock()
         defer { lock.unlock() }
@@ -218,6 +229,11 @@ final class KeychainEngine: @unchecked Sendable {
                 do {
                     return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName)
                 } catch let error as DatabaseError where error.osStatus == errSecDuplicateItem {
+                    // A ThisDeviceOnly item written on another machine is absent here: it
+                    // gives way to the new item.
+                    if try keys.removeForeignRow(primaryKey: sealed.row.primaryKeyHash, in: storage) {
+                        return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName)
+                    }
                     throw KeychainFailure(
                         errSecDuplicateItem, "An item with the same primary key already exists (\(ConstantNames.uniqueness(of: itemClass.rawValue, primaryKey: schema.primaryKey))).",
                         recovery: "Update the existing item with SecItemUpdate, or delete it first.")
@@ -451,6 +467,8 @@ final class KeychainEngine: @unchecked Sendable {
             let record: ItemRecord
             do {
                 record = try openCurrentRow(of: statement)
+            } catch is KeyHierarchy.ForeignItem {
+                continue
             } catch let failure as KeychainFailure where failure.status == errSecDecode {
                 if deleteDamaged && coveredByIndex {
                     let placeholder = ItemRecord(
@@ -526,10 +544,11 @@ final class KeychainEngine: @unchecked Sendable {
         let primaryKey = primaryKeyHash(record, schema: schema)
         let protection = record.protection
         let key = try keys.itemKey(for: protection)
+        let label = keys.label(for: protection)
         let plaintext = ItemCodec.encode(attributes: record.attributes, secret: record.secret)
         let associated = associatedData(
             itemClass: record.itemClass.rawValue, reference: record.reference, primaryKey: primaryKey,
-            protection: protection.rawValue)
+            protection: label)
         let sealed = plaintext.withUnsafeBytes { text in
             associated.withUnsafeBytes { Sodium.seal(text, associatedData: $0, key: key) }
         }
@@ -538,7 +557,7 @@ final class KeychainEngine: @unchecked Sendable {
             row: StoredRow(
                 id: record.rowID, itemClass: record.itemClass.rawValue, primaryKeyHash: primaryKey,
                 accessGroupHash: groupHash(record.accessGroup), synchronizable: record.synchronizable,
-                protection: protection.rawValue, reference: record.reference, nonce: sealed.nonce,
+                protection: label, reference: record.reference, nonce: sealed.nonce,
                 ciphertext: sealed.ciphertext),
             firstName: nameHash(record.itemClass, slot: 1, record.attributes[first] ?? .string("")),
             secondName: nameHash(record.itemClass, slot: 2, record.attributes[second] ?? .string("")))
@@ -548,7 +567,7 @@ final class KeychainEngine: @unchecked Sendable {
     /// reading the ciphertext in place.
     private func openCurrentRow(of statement: Statement) throws -> ItemRecord {
         guard let className = statement.string(at: 1), let itemClass = ItemClass(rawValue: className),
-            let protectionName = statement.string(at: 5), let protection = ProtectionClass(rawValue: protectionName)
+            let protectionName = statement.string(at: 5), let protection = try keys.protection(forLabel: protectionName)
         else {
             throw damaged()
         }
@@ -583,22 +602,11 @@ final class KeychainEngine: @unchecked Sendable {
             recovery: "Delete the item (SecItemDelete with its service and account) and store it again; other items are not affected.")
     }
 
-    /// `"keysmith.item.v1" ‖ keychain-id`, then class, reference, primary-key hash and
-    /// protection class, each with a 32-bit length in front (so no byte can move from one
-    /// field to the next without failing authentication).
+    /// The item's associated data (see ``KeyHierarchy/associatedData(prefix:itemClass:reference:primaryKey:protection:)``).
     private func associatedData(itemClass: String, reference: Data, primaryKey: Data, protection: String) -> [UInt8] {
-        var data: [UInt8] = []
-        data.reserveCapacity(associatedDataPrefix.count + 64)
-        data.append(contentsOf: associatedDataPrefix)
-        func field<Bytes: Collection<UInt8>>(_ bytes: Bytes) {
-            withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { data.append(contentsOf: $0) }
-            data.append(contentsOf: bytes)
-        }
-        field(itemClass.utf8)
-        field(reference)
-        field(primaryKey)
-        field(protection.utf8)
-        return data
+        KeyHierarchy.associatedData(
+            prefix: associatedDataPrefix, itemClass: itemClass, reference: reference, primaryKey: primaryKey,
+            protection: protection)
     }
 
     // MARK: Keyed hashes

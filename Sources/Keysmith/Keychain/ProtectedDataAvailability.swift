@@ -166,3 +166,43 @@ extension KeychainStore {
         try await ProtectedDataAvailability.retrying(policy: policy) { try operation(self) }
     }
 }
+
+#if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
+extension ProtectedDataAvailability {
+    /// Whether the current keychain's `WhenUnlocked` items can be used now: its real lock
+    /// state, shared by the user's processes (always `true` without a passphrase).
+    public static var isProtectedDataAvailable: Bool { KeychainEnvironment.lockState == .unlocked }
+
+    /// The lock state of the current keychain (`KeychainEnvironment.current`, captured when
+    /// called): the state now, then each change, checked every `interval`. The state lives
+    /// in the kernel keyring, which notifies no one, so another process's unlock is seen at
+    /// the next check; an unlock in this process also posts ``didBecomeAvailableNotification``.
+    ///
+    /// ```swift
+    /// for await state in ProtectedDataAvailability.lockStates() where state == .unlocked {
+    ///     try refreshToken()
+    ///     break
+    /// }
+    /// ```
+    /// - Parameter interval: How often to check (default 1 second).
+    /// - Returns: A stream that ends when the consuming task is canceled.
+    public static func lockStates(checkingEvery interval: Duration = .seconds(1)) -> AsyncStream<KeychainLockState> {
+        let environment = KeychainEnvironment.current
+        return AsyncStream { continuation in
+            let task = Task {
+                var last: KeychainLockState?
+                while !Task.isCancelled {
+                    let state = KeychainEnvironment.withEnvironment(environment) { KeychainEnvironment.lockState }
+                    if state != last {
+                        continuation.yield(state)
+                        last = state
+                    }
+                    await waitForAvailability(atMost: interval)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
+#endif

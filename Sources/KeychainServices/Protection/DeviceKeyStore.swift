@@ -1,0 +1,92 @@
+#if !canImport(Security)
+import CSodium
+import Foundation
+
+/// Where the device key comes from, chosen with `KEYSMITH_KEY_STORE`:
+///
+/// - `systemd-credential`: the credential `keysmith-device-key` in
+///   `$CREDENTIALS_DIRECTORY` (systemd's `LoadCredential=` / `LoadCredentialEncrypted=`,
+///   a read-only directory only the service can read, kept off the keychain's disk). It
+///   must hold at least 32 random bytes (`head -c 32 /dev/urandom`); the key is their
+///   BLAKE2b hash. No `device.key` is written.
+/// - `file`: `device.key` beside the database (0600), created on first use.
+/// - `auto` (the default): the systemd credential when it exists, else the file.
+///
+/// The Secret Service (libsecret) is not supported yet; asking for it is an error that says
+/// so. A keychain keeps the store it was created with: its check value fails with a key
+/// from another store (move items between stores with `keysmith export` / `import`).
+enum DeviceKeyStore {
+    static let credentialName = "keysmith-device-key"
+
+    /// The store in force and where it is, for `keysmith status`.
+    static func describe(keyFile: URL, _ variables: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        switch try? chosen(variables) {
+        case .credential(let url)?: return "systemd credential \(url.path)"
+        case .file?: return "key file \(keyFile.path)"
+        case nil: return "unavailable (KEYSMITH_KEY_STORE=\(variables["KEYSMITH_KEY_STORE"] ?? ""))"
+        }
+    }
+
+    private enum Choice {
+        case credential(URL)
+        case file
+    }
+
+    private static func chosen(_ variables: [String: String]) throws -> Choice {
+        let credential = variables["CREDENTIALS_DIRECTORY"].flatMap { $0.isEmpty ? nil : $0 }
+            .map { URL(fileURLWithPath: $0).appendingPathComponent(credentialName) }
+        switch variables["KEYSMITH_KEY_STORE"] ?? "auto" {
+        case "", "auto":
+            if let credential, FileManager.default.fileExists(atPath: credential.path) { return .credential(credential) }
+            return .file
+        case "file":
+            return .file
+        case "systemd-credential":
+            guard let credential else {
+                throw KeychainFailure(
+                    errSecNotAvailable, "KEYSMITH_KEY_STORE=systemd-credential, but $CREDENTIALS_DIRECTORY is not set.",
+                    recovery: "Run under a systemd unit with LoadCredential=\(credentialName):PATH, or choose KEYSMITH_KEY_STORE=file.")
+            }
+            return .credential(credential)
+        case "secret-service":
+            throw KeychainFailure(
+                errSecNotAvailable, "The Secret Service key store is not supported by this version of Keysmith.",
+                recovery: "Use KEYSMITH_KEY_STORE=systemd-credential or file (or leave it unset).")
+        case let other:
+            throw KeychainFailure(
+                errSecParam, "KEYSMITH_KEY_STORE=\(other) is not a key store.",
+                recovery: "Use auto, systemd-credential or file.")
+        }
+    }
+
+    /// The device key of the keychain whose key file would be `keyFile`.
+    /// - Parameter create: Whether a missing key file may be created (a new keychain).
+    static func load(keyFile: URL, create: Bool, _ variables: [String: String] = ProcessInfo.processInfo.environment) throws -> SecretKey {
+        switch try chosen(variables) {
+        case .file:
+            return try DeviceKeyFile.loadOrCreate(at: keyFile, create: create)
+        case .credential(let url):
+            guard var contents = FileManager.default.contents(atPath: url.path) else {
+                throw KeychainFailure(
+                    errSecNotAvailable, "Cannot read the systemd credential \(url.path).",
+                    recovery: "Check LoadCredential=\(credentialName):PATH in the unit.")
+            }
+            defer { contents.withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) } }
+            guard contents.count >= Sodium.keyLength else {
+                throw KeychainFailure(
+                    errSecDecode, "The systemd credential \(url.path) holds \(contents.count) bytes; the device key needs at least 32 random bytes.",
+                    recovery: "Create it with: head -c 32 /dev/urandom > FILE")
+            }
+            let key = SecretKey(uninitializedCount: Sodium.keyLength)
+            key.withUnsafeMutableBytes { out in
+                contents.withUnsafeBytes { input in
+                    _ = crypto_generichash(
+                        out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count,
+                        input.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(input.count), nil, 0)
+                }
+            }
+            return key
+        }
+    }
+}
+#endif

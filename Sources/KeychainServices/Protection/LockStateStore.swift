@@ -1,0 +1,151 @@
+#if !canImport(Security)
+import CKeyutils
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a keychain's lock state lives, shared by the user's processes: the unlock
+/// secrets of class A (while unlocked) and class C (from the first unlock on).
+///
+/// A secret here is not a class key: it is derived from the passphrase, and opens the
+/// class key only together with the device key. Holding it is what "unlocked" means.
+///
+/// Two places, chosen once per process:
+/// - the kernel keyring: a `user` key `keysmith:<keychain id>:a` (or `:c`) in the user
+///   keyring (`@u`), readable by every process of the user, whatever its session, with a
+///   kernel-enforced timeout for class A (auto-lock). Gone at reboot, as on iOS.
+/// - process memory, when the keyring is unavailable (seccomp in containers, a kernel
+///   without keys) or `KEYSMITH_LOCK_STATE=process` asks for it: then the state is this
+///   process's alone.
+enum LockStateStore {
+    /// Which secret: class A ("when unlocked") or class C ("after first unlock").
+    enum Slot: String, Sendable {
+        case a, c
+    }
+
+    /// Where lock state is kept.
+    enum Backend: String, Sendable {
+        case kernelKeyring = "kernel keyring"
+        case processMemory = "process memory"
+    }
+
+    /// The backend this process uses (probed once).
+    static let backend: Backend = {
+        if ProcessInfo.processInfo.environment["KEYSMITH_LOCK_STATE"] == "process" { return .processMemory }
+        // A search for a key that does not exist tells whether the syscalls work at all.
+        let found = keyctl_search(KEY_SPEC_USER_KEYRING, "user", "keysmith:probe", 0)
+        if found >= 0 || errno == ENOKEY || errno == EKEYEXPIRED || errno == EKEYREVOKED { return .kernelKeyring }
+        return .processMemory
+    }()
+
+    private static let memory = Mutex<[String: (secret: SecretKey, expiry: UInt64?)]>([:])
+
+    private static func description(_ slot: Slot, keychainID: Data) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var bytes = Array("keysmith:".utf8)
+        for byte in keychainID {
+            bytes.append(digits[Int(byte >> 4)])
+            bytes.append(digits[Int(byte & 0x0F)])
+        }
+        bytes.append(UInt8(ascii: ":"))
+        bytes.append(contentsOf: slot.rawValue.utf8)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The keyring serials found by earlier searches, by description (a key updated in
+    /// place keeps its serial; one that expired or was removed is searched for again).
+    private static let serials = Mutex<[String: Int32]>([:])
+
+    /// Reads the secret in `slot` for the keychain `keychainID` into `destination` (32
+    /// bytes of locked memory), without other copies.
+    /// - Returns: `false` when there is none (locked, expired, never unlocked since boot).
+    static func read(_ slot: Slot, keychainID: Data, into destination: SecretKey) -> Bool {
+        let name = description(slot, keychainID: keychainID)
+        switch backend {
+        case .processMemory:
+            return memory.withLock { entries in
+                guard let entry = entries[name] else { return false }
+                if let expiry = entry.expiry, DispatchTime.now().uptimeNanoseconds >= expiry {
+                    entries[name] = nil
+                    return false
+                }
+                entry.secret.withUnsafeBytes { source in destination.withUnsafeMutableBytes { $0.copyMemory(from: source) } }
+                return true
+            }
+        case .kernelKeyring:
+            var serial = serials.withLock { $0[name] }
+            for _ in 0..<2 {
+                if serial == nil {
+                    let found = keyctl_search(KEY_SPEC_USER_KEYRING, "user", name, 0)
+                    guard found >= 0 else { return false }
+                    serial = Int32(truncatingIfNeeded: found)
+                    serials.withLock { $0[name] = serial }
+                }
+                let length = destination.withUnsafeMutableBytes { keyctl_read(serial!, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
+                if length == destination.count { return true }
+                // Expired, revoked, removed, or not ours: forget the serial and search once more.
+                destination.withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) }
+                serials.withLock { $0[name] = nil }
+                serial = nil
+            }
+            return false
+        }
+    }
+
+    /// The secret in `slot` for the keychain `keychainID`, or `nil` when there is none
+    /// (locked, expired, never unlocked since boot).
+    static func secret(_ slot: Slot, keychainID: Data) -> SecretKey? {
+        let key = SecretKey(uninitializedCount: Sodium.keyLength)
+        return read(slot, keychainID: keychainID, into: key) ? key : nil
+    }
+
+    /// Stores `secret` in `slot`, replacing what was there; it expires after `timeout`
+    /// seconds when one is given (`nil` or 0: until removed or reboot).
+    /// - Throws: errSecNotAvailable when the keyring refuses (quota, permissions).
+    static func store(_ slot: Slot, secret: SecretKey, keychainID: Data, timeout: UInt32?) throws {
+        let name = description(slot, keychainID: keychainID)
+        switch backend {
+        case .processMemory:
+            let expiry = timeout.flatMap { $0 == 0 ? nil : DispatchTime.now().uptimeNanoseconds + UInt64($0) * 1_000_000_000 }
+            let copy = secret.withUnsafeBytes { SecretKey(copying: $0) }
+            memory.withLock { $0[name] = (copy, expiry) }
+        case .kernelKeyring:
+            let serial = secret.withUnsafeBytes { bytes in
+                add_key("user", name, bytes.baseAddress, bytes.count, KEY_SPEC_USER_KEYRING)
+            }
+            guard serial >= 0 else {
+                let cause = String(cString: strerror(errno))
+                throw KeychainFailure(
+                    errSecNotAvailable, "The kernel keyring refused the keychain's unlock state: \(cause).",
+                    recovery: errno == EDQUOT
+                        ? "The user's key quota is full (see /proc/key-users); lock other keychains or raise /proc/sys/kernel/keys/maxkeys."
+                        : "Set KEYSMITH_LOCK_STATE=process to keep the lock state in this process only.")
+            }
+            // Every process of this user may use it, also those without this session
+            // keyring (the default mask lets only possessors read).
+            let permissions = key_perm_t(KEY_POS_ALL)
+                | key_perm_t(KEY_USR_VIEW | KEY_USR_READ | KEY_USR_WRITE | KEY_USR_SEARCH | KEY_USR_SETATTR)
+            _ = keyctl_setperm(serial, permissions)
+            // Writing a key resets its expiry, so the timeout is set after every write.
+            _ = keyctl_set_timeout(serial, UInt32(timeout ?? 0))
+        }
+    }
+
+    /// Removes the secret in `slot` (locks that class in every process of the user).
+    static func remove(_ slot: Slot, keychainID: Data) {
+        let name = description(slot, keychainID: keychainID)
+        switch backend {
+        case .processMemory:
+            memory.withLock { $0[name] = nil }
+        case .kernelKeyring:
+            let serial = keyctl_search(KEY_SPEC_USER_KEYRING, "user", name, 0)
+            if serial >= 0 {
+                // Invalidate (gone at once) rather than revoke (kept as a revoked key).
+                if keyctl_invalidate(key_serial_t(serial)) != 0 { _ = keyctl_revoke(key_serial_t(serial)) }
+            }
+        }
+    }
+}
+#endif

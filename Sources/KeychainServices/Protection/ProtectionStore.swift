@@ -1,0 +1,126 @@
+#if !canImport(Security)
+import Foundation
+
+/// The protection records of a keychain, as loaded from its `protection` table.
+struct ProtectionRecords: Equatable {
+    /// The key format (`nil`: a keychain of the first format, not yet upgraded).
+    var format: UInt8?
+    /// The passphrase's Argon2id parameters, when the keychain has a passphrase.
+    var passphrase: PassphraseKey?
+    /// The wrapped class keys.
+    var wrapped: [KeyHierarchy.KeyClass: Data] = [:]
+}
+
+/// The `protection` table (`name TEXT PRIMARY KEY, value BLOB`) with the key format, the
+/// passphrase parameters and the wrapped class keys, and the item-row reads that upgrades
+/// and passphrase removal need; either on the key hierarchy's own read connection (used
+/// with its lock held) or on the engine's connection inside its write transaction. Item
+/// rows are only ever written through the engine's ``KeychainDatabase``.
+final class ProtectionStore {
+    let database: Database
+
+    /// Works on `database` (the engine's connection, used under the engine's lock).
+    init(database: Database) {
+        self.database = database
+    }
+
+    init(path: String) throws {
+        do {
+            database = try Database(path: path, create: false)
+            database.setBusyTimeout(milliseconds: KeychainDatabase.busyTimeoutMilliseconds)
+        } catch let error as DatabaseError {
+            throw KeychainFailure(error.osStatus, "Cannot open the keychain database \(path): \(error.message ?? "SQLite error \(error.resultCode)").")
+        }
+    }
+
+    /// Creates the table (inside the caller's write transaction).
+    func createTable() throws {
+        try database.execute("CREATE TABLE IF NOT EXISTS protection (name TEXT PRIMARY KEY, value BLOB NOT NULL)")
+    }
+
+    /// SQLite's `data_version`: changes when another connection commits.
+    func dataVersion() throws -> Int64 {
+        let statement = try database.cachedStatement("PRAGMA data_version")
+        defer { statement.reset() }
+        guard try statement.step() else { return 0 }
+        return statement.int64(at: 0)
+    }
+
+    /// Reads every record (an empty set when the table does not exist yet).
+    func load() throws -> ProtectionRecords {
+        let exists = try database.cachedStatement("SELECT 1 FROM sqlite_master WHERE type='table' AND name='protection'")
+        defer { exists.reset() }
+        guard try exists.step() else { return ProtectionRecords() }
+        exists.reset()
+        var records = ProtectionRecords()
+        let statement = try database.cachedStatement("SELECT name, value FROM protection")
+        defer { statement.reset() }
+        while try statement.step() {
+            let value = statement.data(at: 1)
+            switch statement.string(at: 0) ?? "" {
+            case "format": records.format = value.first
+            case "passphrase":
+                guard let parameters = PassphraseKey(record: value) else {
+                    throw KeychainFailure(errSecDecode, "The keychain's passphrase record is damaged.", recovery: "Restore the keychain from a backup.")
+                }
+                records.passphrase = parameters
+            case "key.a": records.wrapped[.a] = value
+            case "key.c": records.wrapped[.c] = value
+            case "key.d": records.wrapped[.d] = value
+            default: break
+            }
+        }
+        return records
+    }
+
+    func set(_ name: String, _ value: Data) throws {
+        let statement = try database.cachedStatement("INSERT OR REPLACE INTO protection(name, value) VALUES (?, ?)")
+        statement.bind(name, at: 1)
+        statement.bind(value, at: 2)
+        try statement.run()
+    }
+
+    func remove(_ name: String) throws {
+        let statement = try database.cachedStatement("DELETE FROM protection WHERE name = ?")
+        statement.bind(name, at: 1)
+        try statement.run()
+    }
+
+    /// Every item row with its two lookup hashes, as the upgrade reads them.
+    func itemRows() throws -> [(row: StoredRow, firstName: Data, secondName: Data)] {
+        let statement = try database.cachedStatement(
+            "SELECT id, class, pk, agrp, sync, pdmn, ref, nonce, ciphertext, h1, h2 FROM items ORDER BY id")
+        defer { statement.reset() }
+        var rows: [(row: StoredRow, firstName: Data, secondName: Data)] = []
+        while try statement.step() {
+            let row = StoredRow(
+                id: statement.int64(at: 0), itemClass: statement.string(at: 1) ?? "", primaryKeyHash: statement.data(at: 2),
+                accessGroupHash: statement.data(at: 3), synchronizable: statement.int64(at: 4) != 0,
+                protection: statement.string(at: 5) ?? "", reference: statement.data(at: 6), nonce: statement.data(at: 7),
+                ciphertext: statement.data(at: 8))
+            rows.append((row, statement.data(at: 9), statement.data(at: 10)))
+        }
+        return rows
+    }
+
+    /// The ids of the rows whose label is `prefix` or `prefix@…` (every machine's).
+    func itemIDs(labelPrefix prefix: String) throws -> [Int64] {
+        let statement = try database.cachedStatement("SELECT id FROM items WHERE pdmn = ? OR substr(pdmn, 1, ?) = ?")
+        statement.bind(prefix, at: 1)
+        statement.bind(Int64(prefix.utf8.count + 1), at: 2)
+        statement.bind(prefix + "@", at: 3)
+        defer { statement.reset() }
+        var ids: [Int64] = []
+        while try statement.step() { ids.append(statement.int64(at: 0)) }
+        return ids
+    }
+
+    func countsByLabel() throws -> [(String, Int)] {
+        let statement = try database.cachedStatement("SELECT pdmn, count(*) FROM items GROUP BY pdmn")
+        defer { statement.reset() }
+        var result: [(String, Int)] = []
+        while try statement.step() { result.append((statement.string(at: 0) ?? "", Int(statement.int64(at: 1)))) }
+        return result
+    }
+}
+#endif

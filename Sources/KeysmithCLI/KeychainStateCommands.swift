@@ -1,0 +1,269 @@
+import Foundation
+import KeychainServices
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// The keychain state commands: create, unlock, lock, passwd, status, export, import. Passphrases come from
+// a prompt without echo or from standard input (--stdin), never from the command line.
+
+/// The keychain state commands (Linux: where keysmith runs its own keychain).
+public enum KeychainStateCommands {
+    /// Every keychain state command, in help order.
+    public static let all: [Command] = {
+        #if canImport(Security) || KEYSMITH_APPLE_SURFACE
+        return []
+        #else
+        return [createCommand, unlockCommand, lockCommand, passwdCommand, statusCommand, exportCommand, importCommand]
+        #endif
+    }()
+}
+
+#if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
+private let stdinOption = OptionSpec(
+    name: "stdin", long: "stdin",
+    help: "Read the passphrase from standard input instead of prompting (one line per passphrase asked for).")
+
+/// Reads `count` passphrases: one prompt each (without echo; new ones asked twice), or
+/// `count` lines of standard input with --stdin.
+private func readPassphrases(_ invocation: CommandInvocation, prompts: [(text: String, isNew: Bool)]) throws(CommandLineError) -> [String] {
+    if invocation.arguments.contains("stdin") {
+        guard var data = SecretInput.readDescriptorToEnd() else {
+            throw .failure("standard input could not be read.", recovery: "pipe the passphrase: printf '%s\\n' \"$PASSPHRASE\" | keysmith ... --stdin")
+        }
+        defer { data.withUnsafeMutableBytes { bytes in for index in bytes.indices { bytes[index] = 0 } } }
+        var lines = data.split(separator: 0x0A, omittingEmptySubsequences: false).map { line -> String in
+            var line = line
+            if line.last == 0x0D { line.removeLast() }
+            return String(decoding: line, as: UTF8.self)
+        }
+        if lines.last == "" { lines.removeLast() }
+        guard lines.count >= prompts.count, !lines.prefix(prompts.count).contains(where: \.isEmpty) else {
+            throw .failure(
+                "standard input holds \(lines.count) passphrase line(s); this command needs \(prompts.count), none empty.",
+                recovery: "give one passphrase per line (\(prompts.map(\.text).joined(separator: ", "))).")
+        }
+        return Array(lines.prefix(prompts.count))
+    }
+    var result: [String] = []
+    for prompt in prompts {
+        var data = try TerminalPrompt.read(promptText: prompt.text, confirmText: prompt.isNew ? "again: " : nil)
+        defer { data.withUnsafeMutableBytes { bytes in for index in bytes.indices { bytes[index] = 0 } } }
+        guard !data.isEmpty else { throw .failure("the passphrase is empty.", recovery: "type a passphrase.") }
+        result.append(String(decoding: data, as: UTF8.self))
+    }
+    return result
+}
+
+/// Runs `body` with the invocation's keychain in force, turning failures into exit statuses.
+private func withKeychain<Result>(_ invocation: CommandInvocation, _ body: () throws -> Result) throws(CommandLineError) -> Result {
+    let environment = KeychainEnvironment(
+        directory: invocation.settings.keychainDirectory ?? KeychainEnvironment.current.directory,
+        accessGroups: invocation.settings.accessGroups)
+    do {
+        return try KeychainEnvironment.withEnvironment(environment, body)
+    } catch let error as KeychainStateError {
+        var message = error.reason
+        if message.hasSuffix(".") { message.removeLast() }
+        message += " (\(error.statusName), \(error.status))."
+        throw CommandLineError(.failure, message, recovery: error.recovery, status: error.status)
+    } catch let error as CommandLineError {
+        throw error
+    } catch {
+        throw .failure("\(error)")
+    }
+}
+
+private func stateName(_ state: KeychainLockState) -> String {
+    switch state {
+    case .beforeFirstUnlock: return "beforeFirstUnlock"
+    case .locked: return "locked"
+    case .unlocked: return "unlocked"
+    }
+}
+
+private let createCommand = Command(
+    name: "create", group: .keychain, synopsis: "[--no-passphrase | --stdin]",
+    summary: "Create the keychain, with a passphrase (prompted, or --stdin) or without one",
+    details: """
+        Creates the keychain directory and its files. With a passphrase, items accessible only when unlocked (or after the first unlock) need 'keysmith unlock' after a restart or 'keysmith lock'; without one (--no-passphrase) the keychain is always unlocked, as a device without a passcode. A keychain that already exists is left alone.
+
+        The passphrase is asked for twice without echo, or read from standard input with --stdin. It is never stored: it is stretched with Argon2id (3 passes over 128 MiB, about a quarter of a second).
+
+        Examples:
+
+          keysmith create
+          printf '%s\\n' "$PASSPHRASE" | keysmith create --stdin
+          keysmith create --no-passphrase
+        """,
+    options: [stdinOption, OptionSpec(name: "no-passphrase", long: "no-passphrase", help: "Create the keychain without a passphrase.")]
+) { invocation throws(CommandLineError) in
+    let directory = invocation.settings.keychainDirectory ?? KeychainEnvironment.current.directory
+    let exists = FileManager.default.fileExists(atPath: directory.appendingPathComponent("keychain.db").path)
+    if exists {
+        throw .failure("a keychain already exists in \(directory.path).", recovery: "use 'keysmith passwd' to set or change its passphrase.")
+    }
+    if invocation.arguments.contains("no-passphrase") {
+        if invocation.arguments.contains("stdin") { throw invocation.usageError("give --no-passphrase or --stdin, not both") }
+        _ = try withKeychain(invocation) { KeychainEnvironment.lockState }
+        invocation.output.info("created the keychain in \(directory.path), without a passphrase")
+        return
+    }
+    let passphrase = try readPassphrases(invocation, prompts: [("new keychain passphrase: ", true)])[0]
+    try withKeychain(invocation) { try KeychainEnvironment.setPassphrase(passphrase, old: nil) }
+    invocation.output.info("created the keychain in \(directory.path), with a passphrase; it is unlocked")
+}
+
+private let unlockCommand = Command(
+    name: "unlock", group: .keychain, synopsis: "[--timeout SECONDS] [--stdin]",
+    summary: "Unlock the keychain for the user's processes (until lock, or the timeout)",
+    details: """
+        Checks the passphrase and makes the keychain's protected items usable by every process of this user: items accessible when unlocked until 'keysmith lock' or the timeout, items accessible after the first unlock until 'keysmith lock --all' or a restart. A wrong passphrase changes nothing (exit status 1).
+
+        --timeout SECONDS sets when the keychain locks again by itself (0: never). Default: $KEYSMITH_AUTO_LOCK, else 900 seconds.
+
+        Examples:
+
+          keysmith unlock
+          keysmith unlock --timeout 300
+          printf '%s\\n' "$PASSPHRASE" | keysmith unlock --stdin
+        """,
+    options: [OptionSpec(name: "timeout", long: "timeout", value: .required("SECONDS"), help: "Lock again after SECONDS (0: only on 'keysmith lock')."), stdinOption]
+) { invocation throws(CommandLineError) in
+    var timeout = KeychainEnvironment.defaultAutoLock
+    if let text = invocation.arguments.value("timeout") {
+        guard let seconds = UInt32(text) else { throw invocation.usageError("--timeout needs a number of seconds, not '\(text)'") }
+        timeout = seconds == 0 ? nil : seconds
+    }
+    guard try withKeychain(invocation, { KeychainEnvironment.hasPassphrase }) else {
+        invocation.output.info("the keychain has no passphrase: it is always unlocked")
+        return
+    }
+    let passphrase = try readPassphrases(invocation, prompts: [("keychain passphrase: ", false)])[0]
+    try withKeychain(invocation) { try KeychainEnvironment.unlock(passphrase: passphrase, timeout: timeout) }
+    invocation.output.info(timeout.map { "unlocked for \($0) seconds" } ?? "unlocked until 'keysmith lock'")
+}
+
+private let lockCommand = Command(
+    name: "lock", group: .keychain, synopsis: "[--all]",
+    summary: "Lock the keychain for the user's processes (--all: as after a restart)",
+    details: """
+        Makes the items accessible only when unlocked unusable again, in every process of this user. With --all, also the items accessible after the first unlock, as a restart does. A keychain without a passphrase is always unlocked; this changes nothing there.
+        """,
+    options: [OptionSpec(name: "all", long: "all", help: "Also lock the items accessible after the first unlock.")]
+) { invocation throws(CommandLineError) in
+    let all = invocation.arguments.contains("all")
+    let state = try withKeychain(invocation) { () throws -> KeychainLockState in
+        try KeychainEnvironment.lock(evictingFirstUnlock: all)
+        return KeychainEnvironment.lockState
+    }
+    invocation.output.info("the keychain is \(stateName(state))")
+}
+
+private let passwdCommand = Command(
+    name: "passwd", group: .keychain, synopsis: "[--remove] [--stdin]",
+    summary: "Set, change or remove (--remove) the keychain passphrase",
+    details: """
+        Sets a passphrase on a keychain without one, or changes it (the current one is asked for first), or removes it with --remove. Items are not re-encrypted: only the class keys are wrapped again, in one transaction, so an interrupted change leaves the old or the new passphrase in force. Removing the passphrase deletes the items accessible only while a passcode is set (WhenPasscodeSetThisDeviceOnly), and only those.
+
+        With --stdin, standard input holds one passphrase per line: the current one first (when there is one), then the new one (unless --remove).
+        """,
+    options: [stdinOption, OptionSpec(name: "remove", long: "remove", help: "Remove the passphrase.")]
+) { invocation throws(CommandLineError) in
+    let has = try withKeychain(invocation) { KeychainEnvironment.hasPassphrase }
+    let remove = invocation.arguments.contains("remove")
+    if remove && !has {
+        invocation.output.info("the keychain has no passphrase")
+        return
+    }
+    var prompts: [(text: String, isNew: Bool)] = []
+    if has { prompts.append(("current keychain passphrase: ", false)) }
+    if !remove { prompts.append(("new keychain passphrase: ", true)) }
+    let passphrases = try readPassphrases(invocation, prompts: prompts)
+    let old = has ? passphrases[0] : nil
+    let new = remove ? nil : passphrases.last
+    try withKeychain(invocation) { try KeychainEnvironment.setPassphrase(new, old: old) }
+    invocation.output.info(remove ? "removed the passphrase: the keychain is always unlocked" : "the passphrase is set; the keychain is unlocked")
+}
+
+private let statusCommand = Command(
+    name: "status", group: .keychain, synopsis: "",
+    summary: "Show the lock state, where keys and lock state are kept, and item counts per accessibility",
+    details: """
+        Prints the keychain directory, whether it has a passphrase, its lock state (unlocked, locked, beforeFirstUnlock), where the lock state is shared (the user's kernel keyring, or this process only), where the device key is kept, and how many items it holds per accessibility. Never prints secrets.
+
+        With --json: {"keychain", "passphrase", "lockState", "lockStateStore", "keyStore", "items": {"ak": n, ...}}.
+        """,
+    options: []
+) { invocation throws(CommandLineError) in
+    let directory = invocation.settings.keychainDirectory ?? KeychainEnvironment.current.directory
+    let (state, passphrase, counts) = try withKeychain(invocation) {
+        (KeychainEnvironment.lockState, KeychainEnvironment.hasPassphrase, try KeychainEnvironment.itemCountsByAccessibility())
+    }
+    let keyStore = try withKeychain(invocation) { KeychainEnvironment.deviceKeyStore }
+    if invocation.settings.json {
+        invocation.output.printJSON([
+            "keychain": directory.path, "passphrase": passphrase, "lockState": stateName(state),
+            "lockStateStore": KeychainEnvironment.lockStateStore, "keyStore": keyStore, "items": counts,
+        ] as [String: Any])
+        return
+    }
+    invocation.output.data("keychain          \(directory.path)")
+    invocation.output.data("passphrase        \(passphrase ? "yes" : "no (always unlocked)")")
+    invocation.output.data("lock state        \(stateName(state))")
+    invocation.output.data("lock state kept   \(KeychainEnvironment.lockStateStore)")
+    invocation.output.data("device key        \(keyStore)")
+    let total = counts.values.reduce(0, +)
+    invocation.output.data("items             \(total)")
+    for (name, count) in counts.sorted(by: { $0.key < $1.key }) {
+        invocation.output.data("  \(name.padding(toLength: 16, withPad: " ", startingAt: 0))\(count)")
+    }
+}
+
+private let exportCommand = Command(
+    name: "export", group: .keychain, synopsis: "FILE [--stdin]",
+    summary: "Write the items to FILE, sealed with a passphrase (ThisDeviceOnly items stay here)",
+    details: """
+        Writes the generic and internet passwords, keys and certificates of the access groups in force (see --access-group) to FILE: an authenticated archive, encrypted with a key stretched from a passphrase you choose (asked twice without echo, or one line of standard input with --stdin). Items accessible only on this device (…ThisDeviceOnly) are never exported. FILE is created with mode 0600 and must not exist yet. Items that need the keychain unlocked are exported only while it is unlocked.
+
+        Example:
+
+          keysmith export backup.ksarchive
+        """,
+    options: [stdinOption], positionalNames: ["FILE"]
+) { invocation throws(CommandLineError) in
+    guard let path = invocation.arguments.positionals.first else { throw invocation.usageError("FILE is required") }
+    if FileManager.default.fileExists(atPath: path) {
+        throw .failure("\(path) already exists.", recovery: "choose a new file name, or remove the old archive first.")
+    }
+    let passphrase = try readPassphrases(invocation, prompts: [("archive passphrase: ", true)])[0]
+    let (archive, count) = try withKeychain(invocation) { try KeychainArchive.export(passphrase: passphrase) }
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else { throw .failure("cannot create \(path): \(String(cString: strerror(errno))).") }
+    let written = archive.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    let synced = fsync(descriptor)
+    close(descriptor)
+    guard written == archive.count, synced == 0 else {
+        unlink(path)
+        throw .failure("writing \(path) failed.", recovery: "check free disk space.")
+    }
+    invocation.output.info("exported \(count) item(s) to \(path)")
+}
+
+private let importCommand = Command(
+    name: "import", group: .keychain, synopsis: "FILE [--stdin]",
+    summary: "Add the items of an archive written by export (items already present are kept)",
+    details: """
+        Reads FILE (written by 'keysmith export'), checks it with its passphrase (prompted, or one line of standard input with --stdin) and adds its items to this keychain. An item that is already here (same service and account, or server and so on) is left as it is. A wrong passphrase or an altered file imports nothing.
+        """,
+    options: [stdinOption], positionalNames: ["FILE"]
+) { invocation throws(CommandLineError) in
+    guard let path = invocation.arguments.positionals.first else { throw invocation.usageError("FILE is required") }
+    guard let archive = FileManager.default.contents(atPath: path) else {
+        throw .failure("cannot read \(path).", recovery: "check the file name and its permissions.")
+    }
+    let passphrase = try readPassphrases(invocation, prompts: [("archive passphrase: ", false)])[0]
+    let summary = try withKeychain(invocation) { try KeychainArchive.import(archive, passphrase: passphrase) }
+    invocation.output.info("imported \(summary.added) item(s); \(summary.skipped) were already here")
+}
+#endif
