@@ -229,17 +229,14 @@ extension SecureStore {
         return String(decoding: json, as: UTF8.self)
     }
 
-    /// Whether two stored values are the same: the same bytes, or the same JSON value
-    /// written with other spacing or key order. Bytes are compared in constant time.
+    /// Whether two stored values are the same: the same bytes, compared in constant time.
+    ///
+    /// Only the very same bytes let a migration delete the plaintext copy. Values that merely
+    /// read alike as JSON are different values (`1.10` and `1.1` are two version strings,
+    /// `1e2` and `100` two texts, and long numbers round to the same `Double`): they are a
+    /// conflict, and both copies are kept. The plaintext a migration writes is deterministic
+    /// (keys sorted), so an interrupted earlier run always left the same bytes.
     static func sameStoredValue(_ left: Data, _ right: Data) -> Bool {
-        if KeyInfo.constantTimeEqual(left, right) { return true }
-        func canonical(_ data: Data) -> Data? {
-            guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
-                return nil
-            }
-            return try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
-        }
-        guard let a = canonical(left), let b = canonical(right) else { return false }
-        return KeyInfo.constantTimeEqual(a, b)
+        KeyInfo.constantTimeEqual(left, right)
     }
 }
