@@ -74,7 +74,10 @@ extension SecureStore {
     /// owner and group. A symbolic link is followed: the file it points to is rewritten (or
     /// deleted when empty, together with the link) and the link is kept, so no copy of a
     /// migrated secret stays behind the link. A file with several hard links is refused
-    /// before anything moves, because the other names would keep the secrets.
+    /// before anything moves, because the other names would keep the secrets. The rewrite
+    /// happens in the folder the file was read from (a path changed meanwhile cannot
+    /// redirect it), and only if the file was not changed since it was read; a changed file
+    /// is left as it is and the call throws (the next run finishes the job).
     ///
     /// - Parameters:
     ///   - fileURL: The file, `.json` or `.plist` (the format is detected from the content).
