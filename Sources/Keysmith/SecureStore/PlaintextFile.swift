@@ -102,7 +102,9 @@ final class PlaintextFile {
     static func open(_ url: URL, namespace: String) throws(SecureStoreError) -> PlaintextFile? {
         let displayName = url.lastPathComponent
         func cannot(_ what: String, _ call: String) -> SecureStoreError {
-            SecureStoreError(.unknown, message: "\(what) (\(currentError(call))).", namespace: namespace)
+            SecureStoreError(
+                .unknown, message: "\(what) (\(currentError(call))). Nothing was migrated.", namespace: namespace,
+                fix: "Check the path and the permissions of the file and its folder, then migrate again.")
         }
         var linkInfo = stat()
         guard lstat(url.path, &linkInfo) == 0 else {
@@ -173,8 +175,8 @@ final class PlaintextFile {
             close(directory)
             closeLink()
             throw SecureStoreError(
-                .unknown, message: "The file '\(displayName)' cannot be read; check its permissions. Nothing was migrated.",
-                namespace: namespace)
+                .unknown, message: "The file '\(displayName)' cannot be read. Nothing was migrated.", namespace: namespace,
+                fix: "Check the file's permissions, then migrate again.")
         }
         return PlaintextFile(
             url: url, realPath: realPath, contents: contents, info: info, directory: directory, name: name, link: link)

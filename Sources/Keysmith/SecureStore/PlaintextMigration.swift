@@ -154,9 +154,10 @@ extension SecureStore {
                     .unknown,
                     message: "\(removed.joined(separator: ", ")) \(removed.count == 1 ? "is" : "are") in the keychain, but "
                         + "'\(fileURL.lastPathComponent)' could not be rewritten (\(PlaintextFile.reason(error))), so the "
-                        + "plaintext \(removed.count == 1 ? "copy is" : "copies are") still in it. Fix the cause and run the "
-                        + "migration again: the keychain copies are found and the plaintext removed.",
-                    namespace: namespace.name)
+                        + "plaintext \(removed.count == 1 ? "copy is" : "copies are") still in it.",
+                    namespace: namespace.name,
+                    fix: "Run the migration again (after fixing the cause, if the reason names one): the keychain copies "
+                        + "are found and the plaintext removed.")
             }
         }
         if let failure { throw failure }
