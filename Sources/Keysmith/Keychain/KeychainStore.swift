@@ -24,7 +24,8 @@ import KeychainServices
 /// - **Values**: `set(_:for:)` takes `Data` (stored as is), a `String` (stored as UTF-8)
 ///   or any other `Encodable` (stored as JSON); `data(for:)`, `string(for:)` and
 ///   `value(_:for:)` read them back, `value(String.self, for:)` and `value(Data.self, for:)`
-///   exactly as `string(for:)` and `data(for:)` do.
+///   as `string(for:)` and `data(for:)` do, except that a quoted JSON string (what earlier
+///   versions' `setValue(_:for:)` stored for a `String` or `Data`) is decoded, as it was then.
 /// - **`set` updates first and adds only when the item is missing**, and re-applies the
 ///   store's accessibility and access policy to an existing item, so changing a setting in
 ///   code reaches items written by older versions instead of orphaning them.
@@ -287,7 +288,10 @@ public struct KeychainStore: Sendable {
     }
 
     /// The `Decodable` value stored under `key`: the JSON of `type`, or for `String` and
-    /// `Data` the text and bytes as ``string(for:prompt:)`` and ``data(for:prompt:)`` read them.
+    /// `Data` the text and bytes as ``string(for:prompt:)`` and ``data(for:prompt:)`` read them;
+    /// a quoted JSON string (what earlier versions' `setValue(_:for:)` stored for a `String`,
+    /// or for `Data` as base64) is decoded, as this method did then. Read text that is itself
+    /// a quoted JSON string exactly with ``string(for:prompt:)``.
     /// - Parameters:
     ///   - type: The type to decode (inferred when the result's type is known).
     ///   - key: The key.
@@ -510,6 +514,9 @@ public struct KeychainStore: Sendable {
     }
 
     func decode<Value: Decodable>(_ type: Value.Type, from data: Data, key: String) throws(KeychainError) -> Value {
+        if Value.self == Data.self || Value.self == String.self, let earlier = KeychainStore.earlierJSON(type, in: data) {
+            return earlier
+        }
         if Value.self == Data.self { return data as! Value }
         if Value.self == String.self {
             guard let string = String(data: data, encoding: .utf8) else {
@@ -528,6 +535,23 @@ public struct KeychainStore: Sendable {
                 detail: "The item's data is not the JSON of \(Value.self) (\(KeychainStore.summary(of: error))).",
                 fix: "Read it with the type it was written with, or write it again.")
         }
+    }
+
+    /// A `String` or `Data` as earlier versions stored it with `setValue(_:for:)`: a quoted
+    /// JSON string (for data, JSONEncoder's base64), which `value(_:for:)` decoded then and
+    /// must still decode. `nil` for anything else (text and bytes stored raw).
+    ///
+    /// Only a complete JSON string counts, so raw text and binary keys read as they are;
+    /// the one text that reads differently through ``value(_:for:prompt:)`` than through
+    /// ``string(for:prompt:)`` is a stored text that is itself a quoted JSON string.
+    static func earlierJSON<Value: Decodable>(_ type: Value.Type, in data: Data) -> Value? {
+        guard data.count >= 2, data.first == UInt8(ascii: "\""), data.last == UInt8(ascii: "\""),
+            let string = try? JSONDecoder().decode(String.self, from: data)
+        else { return nil }
+        if Value.self == String.self { return string as? Value }
+        // JSONEncoder writes Data as canonical base64; anything else is raw bytes.
+        guard let bytes = Data(base64Encoded: string), bytes.base64EncodedString() == string else { return nil }
+        return bytes as? Value
     }
 
     /// What kind of coding error happened and where, without the values involved.
@@ -552,8 +576,18 @@ public struct KeychainStore: Sendable {
         }
     }
 
+    /// The coding path as the code names it: properties (a type's `CodingKeys`, an enum) and
+    /// array positions. A dictionary key comes from the stored data, which may be a secret (a
+    /// map of tokens), so it is shown as `<key>`.
     private static func path(_ codingPath: [any CodingKey]) -> String {
-        codingPath.isEmpty ? "<root>" : codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+        guard !codingPath.isEmpty else { return "<root>" }
+        return codingPath.map { key in
+            if Mirror(reflecting: key).displayStyle == .enum { return key.stringValue }
+            if let index = key.intValue, key.stringValue == "Index \(index)" || key.stringValue == String(index) {
+                return String(index)
+            }
+            return "<key>"
+        }.joined(separator: ".")
     }
 
     /// Runs one SecItem call, unless the error injection fails it first.

@@ -35,6 +35,10 @@ public struct KeyLookupEvent: Sendable, CustomStringConvertible {
     /// Copies found with versions that do not match ``requestedVersion``, when the lookup
     /// ended without a key; empty otherwise.
     public let refusedCopies: [RefusedCopy]
+    /// The sources that could not be consulted, each as `description: reason` (a key file
+    /// named by `KEYSMITH_CONFIG` that does not exist, a malformed file, a locked keychain);
+    /// never key bytes. A lookup that misses with failures did not look everywhere.
+    public let sourceFailures: [String]
     /// How the lookup ended.
     public let outcome: Outcome
     /// The source that served the key, when found.
@@ -58,10 +62,18 @@ public struct KeyLookupEvent: Sendable, CustomStringConvertible {
             return "[KeyRetriever] \(identifier) loaded from \(sourceDescription ?? "?")\(alias), "
                 + "version=\(version ?? "?") [\(environmentTag)]"
         case .notFound:
+            let failed =
+                sourceFailures.isEmpty
+                ? ""
+                : " Not every source could be consulted: " + sourceFailures.joined(separator: "; ")
+                    + ". Fix \(sourceFailures.count == 1 ? "that source" : "those sources") and look again."
             if !refusedCopies.isEmpty, let requestedVersion {
                 return "[KeyRetriever] WARNING: \(identifier) has no version \(requestedVersion) [\(environmentTag)]: found "
                     + refusedCopies.map(\.description).joined(separator: "; ")
-                    + "; none was served. Store the version asked for (rotate), or ask for one that exists."
+                    + "; none was served. Store the version asked for (rotate), or ask for one that exists." + failed
+            }
+            if !sourceFailures.isEmpty {
+                return "[KeyRetriever] WARNING: \(identifier) not found [\(environmentTag)].\(failed)"
             }
             return "[KeyRetriever] WARNING: \(identifier) not found in any source [\(environmentTag)]"
         case .failed(let message):

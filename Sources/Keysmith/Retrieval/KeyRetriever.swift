@@ -527,14 +527,14 @@ public final class KeyRetriever: Sendable {
             // An answer found while a higher-priority source failed (keychain locked) is a
             // fallback: serve it, but do not cache it, so the better copy wins once the
             // source recovers.
-            var sourceFailed = false
+            var failures: [String] = []
             var refused: [KeyLookupEvent.RefusedCopy] = []
             let result = Result {
                 try KeyRetriever.lookup(
-                    identifier, selector: selector, snapshot: snapshot, recorder: nil, sourceFailed: &sourceFailed,
+                    identifier, selector: selector, snapshot: snapshot, recorder: nil, failures: &failures,
                     refused: &refused)
             }
-            let cacheable = !sourceFailed
+            let cacheable = failures.isEmpty
             let expiry = timeToLive.map { KeyRetrieverCache.now() &+ $0 } ?? UInt64.max
             let cached = state.withLock { state -> Bool in
                 let key = FlightKey(tag: snapshot.tagID, identifier: identifier, selector: selector)
@@ -562,7 +562,7 @@ public final class KeyRetriever: Sendable {
                 logging.handler(
                     KeyRetriever.event(
                         identifier, result, snapshot.environment.tag, clock.now - start, selector: selector,
-                        refused: refused))
+                        refused: refused, failures: failures))
             }
             return try result.get()
         }
@@ -572,19 +572,20 @@ public final class KeyRetriever: Sendable {
     static func lookup(
         _ identifier: String, selector: Selector, snapshot: Snapshot, recorder: KeyLookupRecorder?
     ) throws -> KeyInfo? {
-        var sourceFailed = false
+        var failures: [String] = []
         var refused: [KeyLookupEvent.RefusedCopy] = []
         return try lookup(
-            identifier, selector: selector, snapshot: snapshot, recorder: recorder, sourceFailed: &sourceFailed,
+            identifier, selector: selector, snapshot: snapshot, recorder: recorder, failures: &failures,
             refused: &refused)
     }
 
-    /// The lookup itself; `sourceFailed` is set when a source failed before the answer was
-    /// found (the answer then came from a lower-priority source and must not be cached);
-    /// `refused` collects the copies whose versions did not match the selector.
+    /// The lookup itself; `failures` collects the sources that failed before the answer was
+    /// found, with the reason (the answer then came from a lower-priority source and must not
+    /// be cached, and a miss must say a source failed); `refused` collects the copies whose
+    /// versions did not match the selector.
     static func lookup(
         _ identifier: String, selector: Selector, snapshot: Snapshot, recorder: KeyLookupRecorder?,
-        sourceFailed: inout Bool, refused: inout [KeyLookupEvent.RefusedCopy]
+        failures: inout [String], refused: inout [KeyLookupEvent.RefusedCopy]
     ) throws -> KeyInfo? {
         let candidates = KeyCandidates.names(for: identifier)
         let sensitive = snapshot.policy.isSensitive(identifier)
@@ -615,7 +616,7 @@ public final class KeyRetriever: Sendable {
                             identifier: identifier, source: source.kind, sourceDescription: source.sourceDescription,
                             underlying: error)
                     }
-                    sourceFailed = true
+                    failures.append("\(source.sourceDescription): \(error)")
                     break candidates
                 }
                 if records.isEmpty {
@@ -757,7 +758,7 @@ public final class KeyRetriever: Sendable {
     /// The log event for a resolved lookup.
     static func event(
         _ identifier: String, _ result: Result<KeyInfo?, any Error>, _ tag: String, _ duration: Duration,
-        selector: Selector = .newest, refused: [KeyLookupEvent.RefusedCopy] = []
+        selector: Selector = .newest, refused: [KeyLookupEvent.RefusedCopy] = [], failures: [String] = []
     ) -> KeyLookupEvent {
         let requested: String?
         switch selector {
@@ -768,17 +769,20 @@ public final class KeyRetriever: Sendable {
         switch result {
         case .success(let info?):
             return KeyLookupEvent(
-                identifier: identifier, requestedVersion: requested, refusedCopies: [], outcome: .found,
+                identifier: identifier, requestedVersion: requested, refusedCopies: [], sourceFailures: failures,
+                outcome: .found,
                 source: info.source, sourceDescription: info.sourceDescription, matchedName: info.matchedName,
                 version: info.version, environmentTag: tag, duration: duration)
         case .success(nil):
             return KeyLookupEvent(
-                identifier: identifier, requestedVersion: requested, refusedCopies: refused, outcome: .notFound,
+                identifier: identifier, requestedVersion: requested, refusedCopies: refused, sourceFailures: failures,
+                outcome: .notFound,
                 source: nil, sourceDescription: nil, matchedName: nil, version: nil, environmentTag: tag,
                 duration: duration)
         case .failure(let error):
             return KeyLookupEvent(
-                identifier: identifier, requestedVersion: requested, refusedCopies: [], outcome: .failed("\(error)"),
+                identifier: identifier, requestedVersion: requested, refusedCopies: [], sourceFailures: failures,
+                outcome: .failed("\(error)"),
                 source: nil, sourceDescription: nil, matchedName: nil, version: nil, environmentTag: tag,
                 duration: duration)
         }

@@ -24,7 +24,11 @@
 ///
 /// A version without any digit (`builtin`, `env`, `unknown`, `compiled`, or any other
 /// label) sorts below every version that has one; two such labels compare as strings. So
-/// a versioned keychain copy always counts as newer than an unversioned fallback.
+/// a versioned keychain copy always counts as newer than an unversioned fallback. Digits
+/// are the ASCII digits `0`-`9`: other scripts' digits (`١٠`, `２`) separate segments, so
+/// write versions with ASCII digits. Build metadata after `+` is read like any other
+/// segment (`1.0.0+build.7` is a word after `1.0.0`, so it sorts before `1.0.0`); use a
+/// number (`1.0.0+7`, after `1.0.0`) or leave it out.
 public struct KeyVersion: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// One segment of a version: a number (its digits without leading zeros) or a word
     /// (lowercased).

@@ -74,7 +74,10 @@ extension SecureStore {
     /// owner and group. A symbolic link is followed: the file it points to is rewritten (or
     /// deleted when empty, together with the link) and the link is kept, so no copy of a
     /// migrated secret stays behind the link. A file with several hard links is refused
-    /// before anything moves, because the other names would keep the secrets.
+    /// before anything moves, because the other names would keep the secrets. The rewrite
+    /// happens in the folder the file was read from (a path changed meanwhile cannot
+    /// redirect it), and only if the file was not changed since it was read; a changed file
+    /// is left as it is and the call throws (the next run finishes the job).
     ///
     /// - Parameters:
     ///   - fileURL: The file, `.json` or `.plist` (the format is detected from the content).
@@ -151,9 +154,10 @@ extension SecureStore {
                     .unknown,
                     message: "\(removed.joined(separator: ", ")) \(removed.count == 1 ? "is" : "are") in the keychain, but "
                         + "'\(fileURL.lastPathComponent)' could not be rewritten (\(PlaintextFile.reason(error))), so the "
-                        + "plaintext \(removed.count == 1 ? "copy is" : "copies are") still in it. Fix the cause and run the "
-                        + "migration again: the keychain copies are found and the plaintext removed.",
-                    namespace: namespace.name)
+                        + "plaintext \(removed.count == 1 ? "copy is" : "copies are") still in it.",
+                    namespace: namespace.name,
+                    fix: "Run the migration again (after fixing the cause, if the reason names one): the keychain copies "
+                        + "are found and the plaintext removed.")
             }
         }
         if let failure { throw failure }
@@ -229,17 +233,14 @@ extension SecureStore {
         return String(decoding: json, as: UTF8.self)
     }
 
-    /// Whether two stored values are the same: the same bytes, or the same JSON value
-    /// written with other spacing or key order. Bytes are compared in constant time.
+    /// Whether two stored values are the same: the same bytes, compared in constant time.
+    ///
+    /// Only the very same bytes let a migration delete the plaintext copy. Values that merely
+    /// read alike as JSON are different values (`1.10` and `1.1` are two version strings,
+    /// `1e2` and `100` two texts, and long numbers round to the same `Double`): they are a
+    /// conflict, and both copies are kept. The plaintext a migration writes is deterministic
+    /// (keys sorted), so an interrupted earlier run always left the same bytes.
     static func sameStoredValue(_ left: Data, _ right: Data) -> Bool {
-        if KeyInfo.constantTimeEqual(left, right) { return true }
-        func canonical(_ data: Data) -> Data? {
-            guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
-                return nil
-            }
-            return try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
-        }
-        guard let a = canonical(left), let b = canonical(right) else { return false }
-        return KeyInfo.constantTimeEqual(a, b)
+        KeyInfo.constantTimeEqual(left, right)
     }
 }

@@ -30,9 +30,10 @@ enum PreferencesPersistence {
             guard defaults.synchronize() else {
                 throw SecureStoreError(
                     .unknown,
-                    message: "The preferences could not be saved to disk after \(change). \(consequence) Check that the "
-                        + "preferences directory ($XDG_CONFIG_HOME, else ~/.config) is writable.",
-                    key: key, namespace: namespace.name)
+                    message: "The preferences could not be saved to disk after \(change). \(consequence)",
+                    key: key, namespace: namespace.name,
+                    fix: "Check that the preferences folder ($XDG_CONFIG_HOME, else ~/.config) exists and is writable, "
+                        + "then launch again.")
             }
         #endif
     }

@@ -12,6 +12,10 @@ import KeychainServices
 /// its prefix, such as another store's `<prefix>.keys`). This is opt-in: call it early at
 /// launch, before reading the store.
 ///
+/// On Linux the marker is kept in preferences named after the store's service prefix, not in
+/// the standard preferences, which Foundation names after the executable there: a renamed
+/// executable, or a second program of the same app, is not a reinstall.
+///
 /// The marker is saved to disk the moment it is set (on Linux, Foundation does not save
 /// preferences when a process exits), and when it cannot be saved the sentinel is removed
 /// again and the call throws: a marker that did not reach the disk must never make the next
@@ -69,7 +73,14 @@ extension SecureStore {
     /// ``ReinstallCleanup``.
     ///
     /// - Parameters:
-    ///   - defaults: The preferences that hold the marker (default `.standard`).
+    ///   - defaults: The preferences that hold the marker and the upgrade indicators, or
+    ///     `nil` for the platform's default: `.standard` on Apple platforms (the app's own
+    ///     preferences); on Linux the marker is kept in preferences named after the store's
+    ///     service prefix (`<servicePrefix>.plist` beside the program's own preferences),
+    ///     because Linux names the standard preferences after the executable, and a renamed
+    ///     executable or a second program of the same app must not look like a reinstall. A
+    ///     marker an earlier version left in `.standard` still counts. The upgrade indicators
+    ///     are read from `.standard`.
     ///   - cleanup: The marker key and upgrade indicators.
     /// - Returns: What was found and done.
     /// - Throws: ``SecureStoreError`` when the sentinel cannot be read or written, items
@@ -78,9 +89,11 @@ extension SecureStore {
     ///   and never mistakes this install for a reinstall.
     @discardableResult
     public func removeLeftoversAfterReinstall(
-        defaults: UserDefaults = .standard, cleanup: ReinstallCleanup = ReinstallCleanup()
+        defaults: UserDefaults? = nil, cleanup: ReinstallCleanup = ReinstallCleanup()
     ) throws(SecureStoreError) -> ReinstallCleanup.Outcome {
         let marker = cleanup.markerKey ?? "\(configuration.servicePrefix).installed"
+        let indicators = defaults ?? .standard
+        let markerDefaults = defaults ?? SecureStore.storeDefaults(servicePrefix: configuration.servicePrefix)
         let registry: NamespaceRegistry
         let hasSentinel: Bool
         do {
@@ -89,20 +102,27 @@ extension SecureStore {
         } catch {
             throw SecureStoreError(error, key: nil, namespace: nil)
         }
-        if defaults.bool(forKey: marker) {
+        var hasMarker = markerDefaults.bool(forKey: marker)
+        if !hasMarker, defaults == nil, markerDefaults !== UserDefaults.standard, UserDefaults.standard.bool(forKey: marker) {
+            // The marker an earlier version kept in the program's own preferences: keep it
+            // where it is looked for now.
+            try setMarker(marker, in: markerDefaults, registry: nil)
+            hasMarker = true
+        }
+        if hasMarker {
             // The keychain was reset under an existing install (a restore to another device):
             // put the sentinel back, best effort, so that a later reinstall is recognized.
             if !hasSentinel { try? registry.setSentinel() }
             return .notFirstLaunch
         }
-        let isUpdate = cleanup.upgradeIndicatorKeys.contains(where: { defaults.object(forKey: $0) != nil })
+        let isUpdate = cleanup.upgradeIndicatorKeys.contains(where: { indicators.object(forKey: $0) != nil })
         if isUpdate || !hasSentinel {
             do {
                 if !hasSentinel { try registry.setSentinel() }
             } catch {
                 throw SecureStoreError(error, key: nil, namespace: nil)
             }
-            try setMarker(marker, in: defaults, registry: registry)
+            try setMarker(marker, in: markerDefaults, registry: registry)
             log(.reinstallCleanup, key: nil, namespace: Namespace("*"), outcome: .skipped)
             return isUpdate ? .markedExistingInstall : .firstRun
         }
@@ -113,14 +133,25 @@ extension SecureStore {
         for namespace in try recordedNamespaces() {
             try? registry.forget(namespace)
         }
-        try setMarker(marker, in: defaults, registry: registry)
+        try setMarker(marker, in: markerDefaults, registry: registry)
         log(.reinstallCleanup, key: nil, namespace: Namespace("*"), outcome: .success)
         return .cleaned(namespaces: leftovers)
     }
 
+    /// The preferences that keep the launch marker when the caller names none: `.standard`
+    /// on Apple platforms; on Linux, preferences named after the store, since the standard
+    /// ones are named after the executable there.
+    static func storeDefaults(servicePrefix: String) -> UserDefaults {
+        #if canImport(Darwin)
+            return .standard
+        #else
+            return UserDefaults(suiteName: servicePrefix) ?? .standard
+        #endif
+    }
+
     /// Sets the launch marker and saves it to disk now. If it cannot be saved, the sentinel
     /// is removed (best effort) so that the next launch is a first run, not a reinstall.
-    private func setMarker(_ marker: String, in defaults: UserDefaults, registry: NamespaceRegistry) throws(SecureStoreError) {
+    private func setMarker(_ marker: String, in defaults: UserDefaults, registry: NamespaceRegistry?) throws(SecureStoreError) {
         defaults.set(true, forKey: marker)
         do {
             try PreferencesPersistence.save(
@@ -129,7 +160,7 @@ extension SecureStore {
                     + "remove anything then).", namespace: Namespace("*"))
         } catch {
             defaults.removeObject(forKey: marker)
-            try? registry.removeSentinel()
+            try? registry?.removeSentinel()
             throw error
         }
     }

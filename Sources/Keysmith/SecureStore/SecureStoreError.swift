@@ -76,6 +76,10 @@ public struct SecureStoreError: Error, Sendable, Hashable, LocalizedError, Custo
     public let message: String
     /// The keychain failure behind this error, with its raw `OSStatus`, when there is one.
     public let keychainError: KeychainError?
+    /// The fix for this very cause, when it is known (a preferences folder that cannot be
+    /// written, a key file changed during a migration); ``recoverySuggestion`` gives it
+    /// instead of the code's general advice.
+    public let fix: String?
 
     /// Creates an error.
     /// - Parameters:
@@ -84,12 +88,17 @@ public struct SecureStoreError: Error, Sendable, Hashable, LocalizedError, Custo
     ///   - key: The key involved, if any.
     ///   - namespace: The namespace involved, if any.
     ///   - keychainError: The keychain failure behind it, if any.
-    public init(_ code: Code, message: String, key: String? = nil, namespace: String? = nil, keychainError: KeychainError? = nil) {
+    ///   - fix: The fix for this very cause, or `nil` for the code's general advice.
+    public init(
+        _ code: Code, message: String, key: String? = nil, namespace: String? = nil, keychainError: KeychainError? = nil,
+        fix: String? = nil
+    ) {
         self.code = code
         self.message = message
         self.key = key
         self.namespace = namespace
         self.keychainError = keychainError
+        self.fix = fix
     }
 
     /// Wraps a keychain failure, mapping its code with ``Code/init(_:)``.
@@ -130,8 +139,9 @@ public struct SecureStoreError: Error, Sendable, Hashable, LocalizedError, Custo
     /// Why it happened.
     public var failureReason: String? { message }
 
-    /// What to do about it.
+    /// What to do about it: ``fix`` when the cause is known, otherwise the code's advice.
     public var recoverySuggestion: String? {
+        if let fix { return fix }
         switch code {
         case .itemNotFound:
             return "Treat it as 'no value yet'; check the key and namespace spelling if a value was expected."

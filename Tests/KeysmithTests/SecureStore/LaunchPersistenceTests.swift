@@ -8,7 +8,7 @@ import Foundation
 import Testing
 
 /// The `securestore-launch` executable built next to the test binary.
-private func launchExecutable() -> URL {
+func launchExecutable() -> URL {
     let products = Bundle.main.executableURL?.deletingLastPathComponent()
         ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     var candidate = products
@@ -35,9 +35,11 @@ private struct TemporaryUser {
     func remove() { try? FileManager.default.removeItem(at: home) }
 
     /// Runs one launch to its end; returns its exit status and standard output.
-    func launch(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+    func launch(_ arguments: [String], executable: URL = launchExecutable()) throws
+        -> (status: Int32, output: String, errors: String)
+    {
         let process = Process()
-        process.executableURL = launchExecutable()
+        process.executableURL = executable
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["HOME"] = home.path
@@ -113,6 +115,45 @@ private struct TemporaryUser {
 
         let again = try user.launch(["migrate", prefix, "auth_token"])
         #expect(again.output.contains("report migrated 0, already present 0"), "\(again.output)")
+    }
+
+    /// The same app under another executable name (a renamed binary, a versioned name, a
+    /// second program of the app that uses the same store) is not a reinstall: on Linux the
+    /// standard preferences are named after the executable, so the marker must not be.
+    @Test func test_anotherExecutableName_forTheSameStore_removesNothing() throws {
+        let user = try TemporaryUser()
+        defer { user.remove() }
+        let prefix = "com.example.tests.launch.\(UUID().uuidString.prefix(8))"
+        let renamed = user.home.appendingPathComponent("myapp-2.0")
+        try FileManager.default.copyItem(at: launchExecutable(), to: renamed)
+
+        let first = try user.launch(["cleanup", prefix])
+        #expect(first.output.contains("outcome firstRun"), "\(first.output) \(first.errors)")
+        let other = try user.launch(["cleanup", prefix], executable: renamed)
+        #expect(other.status == 0, "\(other.errors)")
+        #expect(other.output.contains("outcome notFirstLaunch"), "the renamed program wiped the store: \(other.output)")
+        #expect(other.output.contains("token kept"), "\(other.output)")
+    }
+
+    /// A store adopted by a version that kept the marker in the standard preferences keeps
+    /// recognizing that marker.
+    @Test func test_aMarkerInTheStandardPreferences_stillCounts() throws {
+        let user = try TemporaryUser()
+        defer { user.remove() }
+        let prefix = "com.example.tests.launch.\(UUID().uuidString.prefix(8))"
+
+        let first = try user.launch(["cleanup", prefix])
+        #expect(first.output.contains("outcome firstRun"), "\(first.output) \(first.errors)")
+        // Only the standard preferences' marker is left, as an earlier version left it.
+        let config = user.home.appendingPathComponent(".config")
+        for file in try FileManager.default.contentsOfDirectory(atPath: config.path) where file.hasPrefix(prefix) {
+            try FileManager.default.removeItem(at: config.appendingPathComponent(file))
+        }
+        let setup = try user.launch(["set-flag", "\(prefix).installed"])
+        #expect(setup.status == 0, "\(setup.errors)")
+        let later = try user.launch(["cleanup", prefix])
+        #expect(later.output.contains("outcome notFirstLaunch"), "\(later.output) \(later.errors)")
+        #expect(later.output.contains("token kept"), "\(later.output)")
     }
 }
 #endif

@@ -11,6 +11,7 @@
 //   securestore-launch migrate PREFIX KEY       migratePlaintext(from: .standard, keys: [KEY]);
 //                                               prints the report's description
 //   securestore-launch show-default KEY         prints "default present" or "default absent"
+//   securestore-launch set-flag KEY             UserDefaults.standard.set(true, forKey: KEY)
 //
 // Exit status: 0 on success, 1 otherwise (the error is on stderr).
 import Foundation
@@ -43,6 +44,9 @@ do {
     case ("set-default", 3):
         UserDefaults.standard.set(arguments[2], forKey: arguments[1])
         // The setup itself must reach the disk whatever the code under test does.
+        guard UserDefaults.standard.synchronize() else { fail("the preferences could not be saved") }
+    case ("set-flag", 2):
+        UserDefaults.standard.set(true, forKey: arguments[1])
         guard UserDefaults.standard.synchronize() else { fail("the preferences could not be saved") }
     case ("migrate", 3):
         let store = try SecureStore(servicePrefix: arguments[1])
