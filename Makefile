@@ -56,6 +56,9 @@ test: deps
 		$(SWIFT) build $(SWIFT_FLAGS) --scratch-path "$(CURDIR)/.build/apple-surface" -Xswiftc -DKEYSMITH_APPLE_SURFACE --product $$product || exit 1; \
 	done
 	@# A package whose keychain code imports only Foundation, with KeychainServices imported by one setting.
+	@# (SwiftPM does not notice files added to a path dependency: a changed file list starts it afresh.)
+	@list=$$(find Sources -name '*.swift' | sort | cksum); stamp=.build/fixtures/implicit-import.sources; \
+		if [ "$$(cat $$stamp 2>/dev/null)" != "$$list" ]; then rm -rf .build/fixtures/implicit-import; mkdir -p .build/fixtures; echo "$$list" > $$stamp; fi
 	$(SWIFT) build $(SWIFT_FLAGS) --package-path Tests/Fixtures/ImplicitImport --scratch-path "$(CURDIR)/.build/fixtures/implicit-import"
 	home=$$(mktemp -d) && KEYSMITH_HOME=$$home "$$($(SWIFT) build $(SWIFT_FLAGS) --package-path Tests/Fixtures/ImplicitImport \
 		--scratch-path "$(CURDIR)/.build/fixtures/implicit-import" --show-bin-path)/ImplicitImport"; status=$$?; rm -rf "$$home"; exit $$status
