@@ -67,12 +67,13 @@ enum DeviceKeyFile {
         return installed
     }
 
-    /// Removes `.device.key.PID.RANDOM.tmp` files: what a process killed between writing a
-    /// new key and linking it into place (or before unlinking its temporary name) leaves.
-    /// Called once the key file is in place, so no process still needs one (a creator
-    /// that loses its temporary file loads the installed key). Only regular files of this
-    /// user are removed, and never overwritten first: one may be a second name of the key
-    /// file itself.
+    /// Removes `.NAME.PID.RANDOM.tmp` files beside `url` (`.device.key.…`, `.keychain.anchor.…`):
+    /// what a process killed between writing a new file and linking it into place (or
+    /// before unlinking its temporary name) leaves. For the key, called once the key file is
+    /// in place, so no process still needs one (a creator that loses its temporary file
+    /// loads the installed key); for the anchor, under the database's write lock, which
+    /// every creator holds. Only regular files of this user are removed, and never
+    /// overwritten first: one may be a second name of the file itself.
     static func removeInterruptedCopies(of url: URL) {
         let directory = url.deletingLastPathComponent()
         let prefix = ".\(url.lastPathComponent)."
