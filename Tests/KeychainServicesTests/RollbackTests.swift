@@ -140,6 +140,31 @@ struct RollbackTests {
         }
     }
 
+    /// A row written back under a process that has the keychain open is served by that
+    /// process's reads until it reopens; its writes never make the change legitimate: the
+    /// next open still refuses the keychain, whichever item the process wrote.
+    @Test(arguments: ["a", "b"])
+    func rowRolledBackWhileOpenStaysRefusedAfterTheProcessWrites(written: String) throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        keychain.run {
+            #expect(add("a", "old secret") == errSecSuccess)
+            #expect(add("b", "other") == errSecSuccess)
+        }
+        let raw = RawKeychainFile(keychain)
+        raw.execute("CREATE TABLE IF NOT EXISTS saved AS SELECT id, nonce, ciphertext FROM items")
+        keychain.run { #expect(update("a", "new secret") == errSecSuccess) }
+        raw.execute(
+            """
+            UPDATE items SET nonce = (SELECT nonce FROM saved WHERE saved.id = items.id),
+                ciphertext = (SELECT ciphertext FROM saved WHERE saved.id = items.id);
+            DROP TABLE saved;
+            """)
+        keychain.run { #expect(update(written, "written after the rollback") == errSecSuccess) }
+        quit(keychain)
+        expectRollbackRefused(keychain, "b", "a rolled-back row, then a write of \(written)")
+    }
+
     @Test func missingAnchorIsRefusedButAKeychainThatNeverHadOneIsAnchored() throws {
         let keychain = TemporaryKeychain()
         defer { keychain.remove() }
