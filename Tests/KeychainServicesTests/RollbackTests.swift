@@ -165,6 +165,25 @@ struct RollbackTests {
         expectRollbackRefused(keychain, "b", "a rolled-back row, then a write of \(written)")
     }
 
+    /// A request to accept the database that cannot be removed (a directory of that name)
+    /// would otherwise accept every later database: it is refused, and accepts nothing.
+    @Test func resetRequestThatCannotBeRemovedAcceptsNothing() throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        keychain.run { #expect(add("a", "1") == errSecSuccess) }
+        quit(keychain)
+        let request = path(keychain, "keychain.anchor.reset")
+        #expect(mkdir(request, 0o700) == 0)
+        RawKeychainFile(keychain).execute("DELETE FROM items")
+        keychain.run {
+            #expect(read("a").0 == errSecDecode, "a database with its items deleted was accepted")
+            #expect(KeychainDiagnostics.lastFailureRecovery?.contains("rm -r \(request)") == true,
+                    "\(KeychainDiagnostics.lastFailureRecovery ?? "no recovery")")
+        }
+        quit(keychain)
+        keychain.run { #expect(read("a").0 == errSecDecode, "accepted at a later open") }
+    }
+
     @Test func missingAnchorIsRefusedButAKeychainThatNeverHadOneIsAnchored() throws {
         let keychain = TemporaryKeychain()
         defer { keychain.remove() }
