@@ -239,4 +239,38 @@ struct FileClaimsTests {
             }
         }
     }
+
+    // MARK: Special files
+
+    /// A FIFO where a keychain file belongs is refused at once; opening it would wait for a
+    /// writer forever. Checked in a child process with a generous deadline, so that a hang
+    /// fails the test instead of stopping the suite.
+    @Test(arguments: ["keychain.anchor", "device.key", "keychain.db"])
+    func fifoInPlaceOfAKeychainFileIsRefusedNotWaitedOn(name: String) throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        makeClosedKeychain(keychain)
+        let path = keychain.directory.appendingPathComponent(name).path
+        #expect(unlink(path) == 0)
+        #expect(mkfifo(path, 0o600) == 0)
+        let process = Process()
+        process.executableURL = workloadExecutable()
+        process.arguments = ["ack-log", "fifo", "1"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYSMITH_HOME"] = keychain.directory.path
+        environment["KEYSMITH_ACCESS_GROUPS"] = keychain.accessGroups.joined(separator: ",")
+        process.environment = environment
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        let ended = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in ended.signal() }
+        try process.run()
+        let finished = ended.wait(timeout: .now() + 60) == .success
+        if !finished { kill(process.processIdentifier, SIGKILL); ended.wait() }
+        #expect(finished, "opening the keychain with a FIFO as \(name) did not return")
+        #expect(process.terminationReason == .exit && process.terminationStatus == 1)
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(message.contains("status \(errSecNotAvailable)"), "\(message)")
+    }
 }

@@ -177,7 +177,7 @@ final class RollbackAnchor {
     ///   reader without the write lock may see a write half-way; callers judge such a
     ///   failure again under the lock.
     func read() throws -> Contents? {
-        let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT { return nil }
             throw KeychainFailure(
@@ -227,7 +227,7 @@ final class RollbackAnchor {
             removedInterruptedCopies = true
             DeviceKeyFile.removeInterruptedCopies(of: url)
         }
-        let fd = open(url.path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = open(url.path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 && errno == ENOENT {
             try create(body)
             return
