@@ -219,6 +219,10 @@ struct FileClaimsTests {
             // The first item's group hash becomes the shared group's.
             file.execute("UPDATE items SET agrp = (SELECT agrp FROM items WHERE id = \(ids[1])) WHERE id = \(ids[0])")
             KeychainEngine.close(directory: keychain.directory)
+            // The owner accepts the edited file, so the keychain-wide rollback check lets it
+            // open and the check of each item's own group is what answers.
+            #expect(FileManager.default.createFile(
+                atPath: keychain.directory.appendingPathComponent("keychain.anchor.reset").path, contents: Data()))
             keychain.withGroups(["com.example.shared"]).run {
                 var result: CFTypeRef?
                 let status = SecItemCopyMatching(
@@ -227,11 +231,46 @@ struct FileClaimsTests {
                 let items = (result as? [[String: Any]]) ?? []
                 let leaked = items.contains { ($0[kSecValueData as String] as? Data) == Data("app-only".utf8) }
                 #expect(!leaked, "the shared group was served the app group's item")
-                #expect(status == errSecSuccess || status == errSecDecode, "\(status)")
+                #expect(status == errSecSuccess, "\(status)")
+                #expect(items.contains { ($0[kSecValueData as String] as? Data) == Data("shared-data".utf8) })
                 // And never under the shared group's name.
                 let (privateStatus, privateData) = readData(genp("svc", "private"))
                 #expect(privateData == nil, "\(privateStatus)")
             }
         }
+    }
+
+    // MARK: Special files
+
+    /// A FIFO where a keychain file belongs is refused at once; opening it would wait for a
+    /// writer forever. Checked in a child process with a generous deadline, so that a hang
+    /// fails the test instead of stopping the suite.
+    @Test(arguments: ["keychain.anchor", "device.key", "keychain.db"])
+    func fifoInPlaceOfAKeychainFileIsRefusedNotWaitedOn(name: String) throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        makeClosedKeychain(keychain)
+        let path = keychain.directory.appendingPathComponent(name).path
+        #expect(unlink(path) == 0)
+        #expect(mkfifo(path, 0o600) == 0)
+        let process = Process()
+        process.executableURL = workloadExecutable()
+        process.arguments = ["ack-log", "fifo", "1"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYSMITH_HOME"] = keychain.directory.path
+        environment["KEYSMITH_ACCESS_GROUPS"] = keychain.accessGroups.joined(separator: ",")
+        process.environment = environment
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        let ended = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in ended.signal() }
+        try process.run()
+        let finished = ended.wait(timeout: .now() + 60) == .success
+        if !finished { kill(process.processIdentifier, SIGKILL); ended.wait() }
+        #expect(finished, "opening the keychain with a FIFO as \(name) did not return")
+        #expect(process.terminationReason == .exit && process.terminationStatus == 1)
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(message.contains("status \(errSecNotAvailable)"), "\(message)")
     }
 }

@@ -140,6 +140,50 @@ struct RollbackTests {
         }
     }
 
+    /// A row written back under a process that has the keychain open is served by that
+    /// process's reads until it reopens; its writes never make the change legitimate: the
+    /// next open still refuses the keychain, whichever item the process wrote.
+    @Test(arguments: ["a", "b"])
+    func rowRolledBackWhileOpenStaysRefusedAfterTheProcessWrites(written: String) throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        keychain.run {
+            #expect(add("a", "old secret") == errSecSuccess)
+            #expect(add("b", "other") == errSecSuccess)
+        }
+        let raw = RawKeychainFile(keychain)
+        raw.execute("CREATE TABLE IF NOT EXISTS saved AS SELECT id, nonce, ciphertext FROM items")
+        keychain.run { #expect(update("a", "new secret") == errSecSuccess) }
+        raw.execute(
+            """
+            UPDATE items SET nonce = (SELECT nonce FROM saved WHERE saved.id = items.id),
+                ciphertext = (SELECT ciphertext FROM saved WHERE saved.id = items.id);
+            DROP TABLE saved;
+            """)
+        keychain.run { #expect(update(written, "written after the rollback") == errSecSuccess) }
+        quit(keychain)
+        expectRollbackRefused(keychain, "b", "a rolled-back row, then a write of \(written)")
+    }
+
+    /// A request to accept the database that cannot be removed (a directory of that name)
+    /// would otherwise accept every later database: it is refused, and accepts nothing.
+    @Test func resetRequestThatCannotBeRemovedAcceptsNothing() throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        keychain.run { #expect(add("a", "1") == errSecSuccess) }
+        quit(keychain)
+        let request = path(keychain, "keychain.anchor.reset")
+        #expect(mkdir(request, 0o700) == 0)
+        RawKeychainFile(keychain).execute("DELETE FROM items")
+        keychain.run {
+            #expect(read("a").0 == errSecDecode, "a database with its items deleted was accepted")
+            #expect(KeychainDiagnostics.lastFailureRecovery?.contains("rm -r \(request)") == true,
+                    "\(KeychainDiagnostics.lastFailureRecovery ?? "no recovery")")
+        }
+        quit(keychain)
+        keychain.run { #expect(read("a").0 == errSecDecode, "accepted at a later open") }
+    }
+
     @Test func missingAnchorIsRefusedButAKeychainThatNeverHadOneIsAnchored() throws {
         let keychain = TemporaryKeychain()
         defer { keychain.remove() }

@@ -67,12 +67,13 @@ enum DeviceKeyFile {
         return installed
     }
 
-    /// Removes `.device.key.PID.RANDOM.tmp` files: what a process killed between writing a
-    /// new key and linking it into place (or before unlinking its temporary name) leaves.
-    /// Called once the key file is in place, so no process still needs one (a creator
-    /// that loses its temporary file loads the installed key). Only regular files of this
-    /// user are removed, and never overwritten first: one may be a second name of the key
-    /// file itself.
+    /// Removes `.NAME.PID.RANDOM.tmp` files beside `url` (`.device.key.…`, `.keychain.anchor.…`):
+    /// what a process killed between writing a new file and linking it into place (or
+    /// before unlinking its temporary name) leaves. For the key, called once the key file is
+    /// in place, so no process still needs one (a creator that loses its temporary file
+    /// loads the installed key); for the anchor, under the database's write lock, which
+    /// every creator holds. Only regular files of this user are removed, and never
+    /// overwritten first: one may be a second name of the file itself.
     static func removeInterruptedCopies(of url: URL) {
         let directory = url.deletingLastPathComponent()
         let prefix = ".\(url.lastPathComponent)."
@@ -89,7 +90,7 @@ enum DeviceKeyFile {
 
     /// Reads the key at `url`, or `nil` when there is no file.
     static func load(at url: URL) throws -> SecretKey? {
-        let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT { return nil }
             throw KeychainFailure(
@@ -187,7 +188,9 @@ enum KeychainFiles {
             throw KeychainFailure(errSecNotAvailable, "Cannot inspect the \(kind) \(path).")
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw KeychainFailure(errSecNotAvailable, "The \(kind) \(path) is not a regular file.")
+            throw KeychainFailure(
+                errSecNotAvailable, "The \(kind) \(path) is not a regular file.",
+                recovery: "Move it aside (mv \(path) \(path).aside); keychain files are regular files of this user.")
         }
         try requireOwned(info, path: path, kind: kind)
         if info.st_mode & 0o077 != 0 {
@@ -200,7 +203,7 @@ enum KeychainFiles {
     /// Refuses a file at `path` (if it exists) that is a link, belongs to another user or
     /// that others can read.
     static func requirePrivateIfPresent(path: String, kind: String) throws {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT { return }
             if errno == ELOOP {

@@ -202,6 +202,14 @@ final class KeychainDatabase {
     func attachAnchor(_ anchor: RollbackAnchor) throws {
         var info = stat()
         if lstat(anchor.resetRequestPath, &info) == 0, info.st_uid == geteuid() {
+            // One request accepts the database once: it is removed first, and one that
+            // cannot be removed (a directory of that name, say) accepts nothing, or every
+            // later open would accept whatever database it finds.
+            guard (info.st_mode & S_IFMT) == S_IFREG, unlink(anchor.resetRequestPath) == 0 else {
+                throw KeychainFailure(
+                    errSecDecode, "The request to accept the keychain database as it is, \(anchor.resetRequestPath), cannot be used: it is not a file this user can remove.",
+                    recovery: "Remove it (rm -r \(anchor.resetRequestPath)) and create an empty file in its place: touch \(anchor.resetRequestPath)")
+            }
             try database.writeTransaction {
                 let newest = (try? anchor.read())?.newestGeneration ?? 0
                 let state = ItemSetState(
@@ -209,7 +217,6 @@ final class KeychainDatabase {
                 try anchor.write(.init(keychainID: keychainID, committed: state, pending: nil), durable: true)
                 try setMeta(Self.anchorStateKey, state.encoded)
             }
-            unlink(anchor.resetRequestPath)
         }
         // The anchor is read before and after one read transaction: when it did not change
         // in between, no write happened half-way through and the snapshot can be judged

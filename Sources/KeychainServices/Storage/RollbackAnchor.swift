@@ -177,7 +177,7 @@ final class RollbackAnchor {
     ///   reader without the write lock may see a write half-way; callers judge such a
     ///   failure again under the lock.
     func read() throws -> Contents? {
-        let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT { return nil }
             throw KeychainFailure(
@@ -207,8 +207,15 @@ final class RollbackAnchor {
     /// Writes the anchor in place: one write of fewer than 512 bytes at the start of the
     /// file, within one disk sector, so a crash leaves the old record or the new one.
     /// `durable`: synced before this returns (needed before a commit; a lost finalization
-    /// only leaves the previous, still accepted, record). A new file is created with its
-    /// directory entry synced.
+    /// only leaves the previous, still accepted, record).
+    ///
+    /// A missing file is made whole before it gets its name: written to
+    /// `.keychain.anchor.PID.RANDOM.tmp`, synced and linked into place, so a process killed
+    /// (or a machine that loses power) while creating it never leaves an empty or short
+    /// anchor, which would refuse a keychain that nobody changed. Called with the
+    /// database's write lock held, so no other process is creating one at the same time;
+    /// the first write of each open keychain removes copies that an interrupted creation
+    /// left.
     func write(_ contents: Contents, durable: Bool) throws {
         var body = Data(Self.magic)
         body.append(contents.keychainID)
@@ -216,24 +223,47 @@ final class RollbackAnchor {
         body.append(contents.pending == nil ? 0 : 1)
         body.append((contents.pending ?? ItemSetState(generation: 0, digest: .zero)).encoded)
         body.append(authenticator(body))
-        var fd = open(url.path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
-        let created = fd < 0 && errno == ENOENT
-        if created { fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600) }
-        guard fd >= 0 else {
-            throw KeychainFailure(
-                errSecIO, "Cannot write the keychain's anchor file \(url.path): \(String(cString: strerror(errno))).",
-                recovery: "Check free disk space and permissions of the keychain directory; nothing was changed.")
+        if !removedInterruptedCopies {
+            removedInterruptedCopies = true
+            DeviceKeyFile.removeInterruptedCopies(of: url)
         }
+        let fd = open(url.path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        if fd < 0 && errno == ENOENT {
+            try create(body)
+            return
+        }
+        guard fd >= 0 else { throw writeFailure() }
         defer { close(fd) }
         try KeychainFiles.requirePrivate(fd: fd, path: url.path, kind: "anchor file")
         let written = body.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        let synced = durable || created ? fdatasync(fd) : 0
-        guard written == body.count, synced == 0 else {
-            throw KeychainFailure(
-                errSecIO, "Writing the keychain's anchor file \(url.path) failed: \(String(cString: strerror(errno))).",
-                recovery: "Check free disk space and permissions of the keychain directory; nothing was changed.")
-        }
-        if created { KeychainFiles.syncDirectory(directory) }
+        guard written == body.count else { throw writeFailure() }
+        if durable, fdatasync(fd) != 0 { throw writeFailure() }
+    }
+
+    /// Whether this process already removed what interrupted creations left.
+    private var removedInterruptedCopies = false
+
+    /// Creates the anchor file with `body` in it, whole, under its final name.
+    private func create(_ body: Data) throws {
+        let temporary = directory.appendingPathComponent(
+            ".\(Self.fileName).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp").path
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw writeFailure() }
+        defer { unlink(temporary) }
+        let written = body.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        let synced = fdatasync(fd)
+        close(fd)
+        guard written == body.count, synced == 0 else { throw writeFailure() }
+        guard link(temporary, url.path) == 0 else { throw writeFailure() }
+        KeychainFiles.syncDirectory(directory)
+    }
+
+    private func writeFailure() -> KeychainFailure {
+        KeychainFailure(
+            errSecIO, "Cannot write the keychain's anchor file \(url.path): \(String(cString: strerror(errno))).",
+            recovery: errno == ELOOP
+                ? "The anchor file is a symbolic link; keychain files must be regular files of this user. Nothing was changed."
+                : "Check free disk space and permissions of the keychain directory; nothing was changed.")
     }
 
     private func authenticator(_ body: Data) -> Data {
