@@ -66,6 +66,14 @@ public enum DockerCredentialHelper {
         guard let object = try? JSONSerialization.jsonObject(with: input) as? [String: Any] else {
             throw HelperFailure("keysmith: store expects a JSON object with ServerURL, Username and Secret on standard input.")
         }
+        // A field that is there must be a string, as Docker's own helpers decode it: a secret
+        // given as a number or null is refused, never stored as an empty secret over the
+        // credential that was there. (A field that is missing is empty, as there.)
+        for field in ["ServerURL", "Username", "Secret"] {
+            if let value = object[field], !(value is String) {
+                throw HelperFailure("keysmith: store expects \(field) to be a JSON string (nothing was stored).")
+            }
+        }
         let serverURL = (object["ServerURL"] as? String) ?? ""
         let username = (object["Username"] as? String) ?? ""
         guard !serverURL.isEmpty else { throw HelperFailure("no credentials server URL") }

@@ -63,14 +63,34 @@ public enum GitCredentialHelper {
         var stored = InternetPasswordKeychain.data(item)
         defer { stored.resetBytes(in: 0..<stored.count) }
         var output = Data()
+        // Git's format has one attribute per line: a value with a line break (or a NUL, or a
+        // carriage return, which newer git versions also read as an end of line) would let a
+        // stored user name or password write other attributes, such as another host. Git's own
+        // helpers refuse to write such a value; so does this one (an item added by another tool
+        // can hold anything).
+        func refuseUnsafe(_ value: Data) throws(HelperFailure) {
+            guard !value.contains(where: { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") || $0 == 0 }) else {
+                throw HelperFailure(
+                    "keysmith: the stored credential for \(key.server) has a line break or NUL in its user name or "
+                        + "password, which git's credential format cannot carry; nothing was returned (the value is "
+                        + "not shown). Look at it with keysmith find-internet-password -s \(key.server), delete it with "
+                        + "keysmith delete-internet-password, and let git store the credential again.")
+            }
+        }
         if credential.username == nil {
-            output.append(line("username", Data((InternetPasswordKeychain.string(item, kSecAttrAccount) ?? "").utf8)))
+            let account = Data((InternetPasswordKeychain.string(item, kSecAttrAccount) ?? "").utf8)
+            try refuseUnsafe(account)
+            output.append(line("username", account))
         }
         // The password, then the lines osxkeychain appends to it (expiry, refresh token).
         var lines = stored.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-        output.append(line("password", Data(lines.isEmpty ? Data() : lines.removeFirst())))
+        var password = Data(lines.isEmpty ? Data() : lines.removeFirst())
+        defer { password.resetBytes(in: 0..<password.count) }
+        try refuseUnsafe(password)
+        output.append(line("password", password))
         for extra in lines {
             for key in ["password_expiry_utc=", "oauth_refresh_token="] where extra.starts(with: Data(key.utf8)) {
+                try refuseUnsafe(Data(extra))
                 output.append(extra)
                 output.append(UInt8(ascii: "\n"))
             }

@@ -23,11 +23,20 @@ struct GitItemKey: Equatable {
 
     /// The key of `credential`; `nil` when it has no protocol or host, or a protocol this
     /// helper does not store.
-    /// - Throws: ``HelperFailure`` for a port that is not a number from 0 to 65535.
+    /// - Throws: ``HelperFailure`` for a host with `@` in it, or a port that is not a number
+    ///   from 0 to 65535.
     init?(_ credential: GitCredential) throws(HelperFailure) {
         guard let name = credential.protocol, let code = Self.protocolCodes[name],
             let host = credential.host, !host.isEmpty
         else { return nil }
+        // Git sends a user name and password as their own attributes, never in `host`: a
+        // host with `@` is refused, and not repeated (what precedes `@` may be a password).
+        guard !host.contains("@") else {
+            throw HelperFailure(
+                "keysmith: the host git sent contains '@' (a user name or password in the host; the host is not "
+                    + "shown, it may hold a secret). Send the user name as username= and the password as "
+                    + "password=, and only the host name (with :port) as host=.")
+        }
         let (server, port) = try Self.split(host: host)
         self.server = server
         self.protocolCode = code

@@ -21,8 +21,9 @@ struct RegistryAddress: Equatable {
     init(_ text: String) throws(HelperFailure) {
         var candidate = text
         if !candidate.contains("://") && !candidate.hasPrefix("//") { candidate = "//" + candidate }
+        // Messages never repeat the URL: it may carry a user name and password (`user:pw@`).
         guard let components = URLComponents(string: candidate) else {
-            throw HelperFailure("keysmith: '\(text)' is not a server URL.")
+            throw HelperFailure("keysmith: the server URL is not a URL (it is not shown: it may hold a password).")
         }
         let scheme = components.scheme ?? ""
         guard scheme.isEmpty || scheme == "https" || scheme == "http" else {
@@ -33,7 +34,9 @@ struct RegistryAddress: Equatable {
         }
         if let port = components.port {
             guard (0...65535).contains(port) else {
-                throw HelperFailure("keysmith: the port in '\(text)' is not a number from 0 to 65535.")
+                throw HelperFailure(
+                    "keysmith: the port in the server URL\(components.host.map { " for \($0)" } ?? "") is not a number "
+                        + "from 0 to 65535.")
             }
             self.port = port
         } else {

@@ -99,8 +99,11 @@ public enum EtcdError: Error, Sendable, CustomStringConvertible, Equatable {
             return "check the etcd cluster's health (etcdctl endpoint status) and try again."
         case .authenticationFailed:
             return "check the etcd username and password, and that the user may read and write the prefix."
-        case .tampered:
-            return "publish the key again from a trusted machine under a new version (keysmith fleet put ID "
+        case .tampered(let identifier, let version, _, _):
+            // While the refused version is in etcd every lookup of the key refuses it: it has
+            // to go before a new version can be read.
+            return "retire the refused version (keysmith fleet retire \(identifier) --version \(version)), publish "
+                + "the key again from a trusted machine under a new version (keysmith fleet put \(identifier) "
                 + "--version NEW), and find out who can write to etcd."
         case .unsupportedFormat:
             return "update Keysmith on this machine."

@@ -160,4 +160,35 @@ struct DockerCredentialHelperTests {
         #expect(object?["Username"] == "bob")
         #expect(object?["Secret"] == secret)
     }
+
+    @Test func aStoreWhoseFieldsAreNotTextIsRefusedAndKeepsWhatWasStored() throws {
+        let home = HelperHome()
+        let secret = testSecret()
+        #expect(try docker(["store"], storeJSON("https://t.example.com", "bob", secret), home: home).status == 0)
+        for bad in [
+            "{\"ServerURL\":\"https://t.example.com\",\"Username\":\"bob\",\"Secret\":12345}",
+            "{\"ServerURL\":\"https://t.example.com\",\"Username\":\"bob\",\"Secret\":null}",
+            "{\"ServerURL\":\"https://t.example.com\",\"Username\":[\"bob\"],\"Secret\":\"s\"}",
+            "{\"ServerURL\":7,\"Username\":\"bob\",\"Secret\":\"s\"}",
+        ] {
+            let refused = try docker(["store"], bad, home: home)
+            #expect(refused.status == 1, "\(bad): \(refused.stdout)")
+            #expect(refused.stdout.contains("string"), "\(bad): \(refused.stdout)")
+        }
+        let got = try docker(["get"], "https://t.example.com\n", home: home)
+        let object = try #require(try JSONSerialization.jsonObject(with: got.standardOutput) as? [String: String])
+        #expect(object["Secret"] == secret)
+    }
+
+    @Test func aServerURLWithCredentialsInItIsNeverRepeated() throws {
+        let home = HelperHome()
+        let secret = testSecret("inurl")
+        for url in ["https://bob:\(secret)@r.example.com:70000/v2", "ftp://bob:\(secret)@r.example.com"] {
+            let got = try docker(["get"], url, home: home)
+            #expect(got.status == 1, "\(url)")
+            #expect(!got.stdout.contains(secret) && !got.stderr.contains(secret), "\(got.stdout)")
+            let stored = try docker(["store"], storeJSON(url, "bob", "s"), home: home)
+            #expect(stored.status == 1 && !stored.stdout.contains(secret), "\(stored.stdout)")
+        }
+    }
 }

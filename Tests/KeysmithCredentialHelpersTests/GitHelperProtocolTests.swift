@@ -90,4 +90,36 @@ struct GitHelperProtocolTests {
         #expect(result.status == 1)
         #expect(result.stderr.contains("0 to 65535"))
     }
+
+    @Test func aHostWithCredentialsInItIsRefusedWithoutRepeatingThem() throws {
+        let home = HelperHome()
+        let secret = testSecret("inhost")
+        for action in ["store", "get", "erase"] {
+            let result = try helper(action, "protocol=https\nhost=ci:\(secret)@b.example.com\nusername=ci\npassword=x", home: home)
+            #expect(result.status == 1, "\(action): \(result)")
+            #expect(!result.stderr.contains(secret) && !result.stdout.contains(secret), "\(action): \(result)")
+            #expect(result.stderr.contains("username="), "\(action): \(result)")
+        }
+        // A bad port is refused without repeating the host either.
+        let port = try helper("store", "protocol=https\nhost=ci:\(secret)@b.example.com:99999\nusername=ci\npassword=x", home: home)
+        #expect(port.status == 1 && !port.stderr.contains(secret), "\(port)")
+    }
+
+    @Test func aStoredValueWithALineBreakNeverReachesGit() throws {
+        let home = HelperHome()
+        // Docker's helper keeps any user name; the same item answers git (same shape).
+        let injected = "{\"ServerURL\":\"https://git.example.com\",\"Username\":\"evil\\nhost=attacker.example\",\"Secret\":\"s\"}"
+        let stored = try run(product("docker-credential-keysmith"), ["store"], input: injected, home: home)
+        #expect(stored.status == 0, "\(stored) \(stored.stdout)")
+        let got = try helper("get", "protocol=https\nhost=git.example.com", home: home)
+        #expect(!got.stdout.contains("host="), "\(got.stdout)")
+        #expect(got.stdout.isEmpty)
+        #expect(got.status == 1 && got.stderr.contains("line break"), "\(got)")
+        #expect(!got.stderr.contains("attacker"), "\(got)")
+        // Through git: the host git asked for stays the host.
+        let filled = try run(
+            "git", ["-c", "credential.helper=", "-c", "credential.helper=keysmith", "credential", "fill"],
+            input: "protocol=https\nhost=git.example.com\n\n", home: home)
+        #expect(filled.fields["host"] != "attacker.example", "\(filled.stdout)")
+    }
 }

@@ -280,6 +280,16 @@ struct FleetEtcdTests {
         #expect(machine.run { retriever.explain("plain_key") }.description.contains("not a sealed fleet value"))
         retriever.setPolicy(KeyPolicy(sensitive: ["plain_key"], enforcement: .always))
         #expect(throws: KeyRetrievalError.self) { try machine.run { try retriever.retrieve("plain_key") } }
+
+        // What the error says to do works: a refused version keeps refusing every lookup of
+        // its key (a new version alone does not help) until it is retired.
+        try fleet.publish(Data("third".utf8), for: "api_key", version: "3")
+        var refusal: EtcdError?
+        do { _ = try machine.run { try fleet.lookup("api_key") } } catch let error as EtcdError { refusal = error }
+        let recovery = try #require(refusal).recovery
+        #expect(recovery.contains("keysmith fleet retire api_key --version 1"), "\(recovery)")
+        try fleet.retire("api_key", version: "1")
+        #expect(try machine.run { try fleet.lookup("api_key") }.map(\.version) == ["3"])
     }
 
     @Test("etcd username and password: a token is used; a wrong password is a clear error")

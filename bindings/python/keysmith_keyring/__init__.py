@@ -66,6 +66,11 @@ class KeysmithKeyring(KeyringBackend):
         """Stores ``password`` for ``service`` and ``username``, replacing any earlier one."""
         if not username:
             raise PasswordSetError("keysmith stores a password under a username: pass a non-empty username")
+        if password == "":
+            # keysmith keeps no empty secret; refused here, with the reason in this call's terms.
+            raise PasswordSetError(
+                "keysmith stores no empty password (nothing was changed): to remove the password, call delete_password"
+            )
         secret = password.encode("utf-8") + b"\n"  # keysmith removes exactly one trailing newline
         try:
             self._run(

@@ -173,3 +173,15 @@ def test_an_empty_username_is_refused_with_the_reason(home):
         KeysmithKeyring().set_password("empty.example.com", "", secret())
     assert "non-empty username" in str(raised.value)
     assert KeysmithKeyring().get_password("empty.example.com", None) is None
+
+
+def test_an_empty_password_is_refused_with_a_reason_for_python_and_keeps_the_stored_one(home):
+    backend = KeysmithKeyring()
+    password = secret()
+    backend.set_password("empty-pw.example.com", "deploy", password)
+    with pytest.raises(PasswordSetError) as raised:
+        backend.set_password("empty-pw.example.com", "deploy", "")
+    # The reason speaks of the call Python made, not of keysmith's command line.
+    assert "empty password" in str(raised.value)
+    assert "--stdin" not in str(raised.value)
+    assert backend.get_password("empty-pw.example.com", "deploy") == password
