@@ -27,11 +27,15 @@ public struct HelperFailure: Error, Equatable, Sendable, CustomStringConvertible
         var text = "keysmith: could not \(action): "
         let apple = (SecCopyErrorMessageString(status, nil) as String?) ?? "OSStatus \(status)"
         text += "\(apple) (\(status))."
+        var explained = false
         #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
         if let cause = KeychainDiagnostics.lastFailureDescription, !cause.isEmpty { text += " \(cause)" }
-        if let recovery = KeychainDiagnostics.lastFailureRecovery, !recovery.isEmpty { text += " \(recovery)" }
+        if let recovery = KeychainDiagnostics.lastFailureRecovery, !recovery.isEmpty {
+            text += " \(recovery)"
+            explained = true
+        }
         #endif
-        if status == errSecInteractionNotAllowed {
+        if status == errSecInteractionNotAllowed, !explained {
             text += " The keychain is locked or cannot be used from this session; unlock it and try again."
         }
         return HelperFailure(text)
