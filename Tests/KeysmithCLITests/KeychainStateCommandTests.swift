@@ -200,6 +200,23 @@ import Testing
         #expect(try Self.lockState(home) == "unlocked")
     }
 
+    /// resolve of a key in a locked keychain says the keychain is locked and how to unlock
+    /// it, not only that the key is missing.
+    @Test func resolveInALockedKeychainSaysToUnlock() throws {
+        let home = TemporaryHome()
+        #expect(try keysmith(["create", "--stdin"], home: home, standardInput: "open sesame\n", environment: Self.fast).status == 0)
+        defer { _ = try? keysmith(["lock", "--all"], home: home) }
+        let added = try keysmith(
+            ["add-generic-password", "-s", "keysmith.keys", "-a", "api_key", "--accessible", "whenUnlocked", "--stdin"],
+            home: home, standardInput: "k", environment: Self.fast)
+        #expect(added.status == 0, "\(added)")
+        #expect(try keysmith(["resolve", "api_key"], home: home).status == 0)
+        #expect(try keysmith(["lock"], home: home).status == 0)
+        let locked = try keysmith(["resolve", "api_key"], home: home)
+        #expect(locked.status == 44, "\(locked)")
+        #expect(locked.stderr.contains("locked") && locked.stderr.contains("keysmith unlock"), "\(locked)")
+    }
+
     /// KEYSMITH_KEY_STORE=systemd-credential: the device key comes from
     /// $CREDENTIALS_DIRECTORY, and no key file is written beside the database.
     @Test func deviceKeyFromASystemdCredential() throws {
