@@ -157,7 +157,11 @@ private let lockCommand = Command(
         try KeychainEnvironment.lock(evictingFirstUnlock: all)
         return KeychainEnvironment.lockState
     }
-    invocation.output.info("the keychain is \(stateName(state))")
+    switch state {
+    case .beforeFirstUnlock: invocation.output.info("the keychain is locked, as after a restart (also its items accessible after the first unlock)")
+    case .locked: invocation.output.info("the keychain is locked")
+    case .unlocked: invocation.output.info("the keychain has no passphrase: it is always unlocked")
+    }
 }
 
 private let passwdCommand = Command(

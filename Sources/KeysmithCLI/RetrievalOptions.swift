@@ -456,9 +456,18 @@ extension CommandLineError {
         case .minimum, .exact: what = "no copy of key \"\(identifier)\" has \(request.phrase)"
         }
         let flags = setup.flags(invocation)
-        return CommandLineError(
-            .itemNotFound, "\(what) in \(setup.description).",
-            recovery: "see every candidate and source tried with keysmith explain \(shellWord(identifier))\(flags), "
-                + "or list every key with keysmith audit\(flags).")
+        var message = "\(what) in \(setup.description)."
+        var recovery = "see every candidate and source tried with keysmith explain \(shellWord(identifier))\(flags), "
+            + "or list every key with keysmith audit\(flags)."
+        #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
+        // A locked keychain cannot be searched for keys that need it unlocked: say so,
+        // rather than only that the key is not there.
+        let settings = invocation.settings
+        if settings.keychainExists, settings.withKeychain({ KeychainEnvironment.lockState }) != .unlocked {
+            message += " The keychain is locked: keys that need it unlocked were not searched."
+            recovery = "unlock the keychain (keysmith unlock) and look again; or " + recovery
+        }
+        #endif
+        return CommandLineError(.itemNotFound, message, recovery: recovery)
     }
 }

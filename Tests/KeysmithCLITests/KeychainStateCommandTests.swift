@@ -185,6 +185,38 @@ import Testing
         #expect(try Self.find(other, "local").status == 44)
     }
 
+    /// Looking at a keychain that does not exist yet (status, lock, unlock) creates none: a
+    /// keychain made that way would have no passphrase, and 'create' would then refuse.
+    @Test func stateCommandsDoNotCreateAKeychain() throws {
+        let home = TemporaryHome()
+        for command in [["status"], ["--json", "status"], ["lock"], ["lock", "--all"], ["unlock", "--stdin"]] {
+            let result = try keysmith(command, home: home, standardInput: "pw\n", environment: Self.fast)
+            #expect(result.status == 0, "\(command): \(result)")
+            #expect(!FileManager.default.fileExists(atPath: home.keychain.path), "\(command) created the keychain")
+        }
+        let created = try keysmith(["create", "--stdin"], home: home, standardInput: "open sesame\n", environment: Self.fast)
+        defer { _ = try? keysmith(["lock", "--all"], home: home) }
+        #expect(created.status == 0, "\(created)")
+        #expect(try Self.lockState(home) == "unlocked")
+    }
+
+    /// resolve of a key in a locked keychain says the keychain is locked and how to unlock
+    /// it, not only that the key is missing.
+    @Test func resolveInALockedKeychainSaysToUnlock() throws {
+        let home = TemporaryHome()
+        #expect(try keysmith(["create", "--stdin"], home: home, standardInput: "open sesame\n", environment: Self.fast).status == 0)
+        defer { _ = try? keysmith(["lock", "--all"], home: home) }
+        let added = try keysmith(
+            ["add-generic-password", "-s", "keysmith.keys", "-a", "api_key", "--accessible", "whenUnlocked", "--stdin"],
+            home: home, standardInput: "k", environment: Self.fast)
+        #expect(added.status == 0, "\(added)")
+        #expect(try keysmith(["resolve", "api_key"], home: home).status == 0)
+        #expect(try keysmith(["lock"], home: home).status == 0)
+        let locked = try keysmith(["resolve", "api_key"], home: home)
+        #expect(locked.status == 44, "\(locked)")
+        #expect(locked.stderr.contains("locked") && locked.stderr.contains("keysmith unlock"), "\(locked)")
+    }
+
     /// KEYSMITH_KEY_STORE=systemd-credential: the device key comes from
     /// $CREDENTIALS_DIRECTORY, and no key file is written beside the database.
     @Test func deviceKeyFromASystemdCredential() throws {

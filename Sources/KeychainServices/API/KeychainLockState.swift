@@ -21,10 +21,18 @@ public enum KeychainLockState: Sendable, Equatable {
 
 extension KeychainEnvironment {
     /// The lock state of the current keychain (`KeychainEnvironment.current.directory`),
-    /// as every process of the user sees it. A keychain that cannot be opened reports
-    /// ``KeychainLockState/beforeFirstUnlock``.
+    /// as every process of the user sees it. A keychain that does not exist yet is
+    /// ``KeychainLockState/unlocked`` (it has no passphrase); one that cannot be opened
+    /// reports ``KeychainLockState/beforeFirstUnlock``. Asking creates no keychain.
     public static var lockState: KeychainLockState {
-        (try? KeychainEngine.engine(for: current.directory).keys.lockState) ?? .beforeFirstUnlock
+        guard exists else { return .unlocked }
+        return (try? KeychainEngine.engine(for: current.directory, creating: false).keys.lockState) ?? .beforeFirstUnlock
+    }
+
+    /// Whether the current keychain's database exists (state calls other than
+    /// ``setPassphrase(_:old:)`` never create a keychain).
+    private static var exists: Bool {
+        FileManager.default.fileExists(atPath: current.directory.appendingPathComponent(KeychainEngine.databaseName).path)
     }
 
     /// Sets (`old: nil`), changes, or removes (`new: nil`) the keychain passphrase.
@@ -61,6 +69,7 @@ extension KeychainEnvironment {
     ///   - timeout: Seconds until class A locks again by itself; `nil` or 0: until locked.
     /// - Throws: A ``KeychainStateError`` with `errSecAuthFailed` for a wrong passphrase.
     public static func unlock(passphrase: String, timeout: UInt32?) throws {
+        guard exists else { return }  // no keychain yet: no passphrase, always unlocked
         try run { try $0.unlock(passphrase: passphrase, timeout: timeout) }
     }
 
@@ -69,12 +78,13 @@ extension KeychainEnvironment {
     /// without a passphrase.
     /// - Parameter evictingFirstUnlock: Also lock `AfterFirstUnlock…` items.
     public static func lock(evictingFirstUnlock: Bool = false) throws {
+        guard exists else { return }
         try run { $0.lock(evictingFirstUnlock: evictingFirstUnlock) }
     }
 
     /// Whether the current keychain has a passphrase.
     public static var hasPassphrase: Bool {
-        (try? KeychainEngine.engine(for: current.directory).keys.hasPassphrase) ?? false
+        (try? KeychainEngine.engine(for: current.directory, creating: false).keys.hasPassphrase) ?? false
     }
 
     /// Where the lock state is shared: `"kernel keyring"` (the user's keyring, shared by the
@@ -101,7 +111,8 @@ extension KeychainEnvironment {
     /// plus `"other machine"` for ThisDeviceOnly items written on another machine (they
     /// are invisible here) and `"damaged"` for rows that cannot be classified.
     public static func itemCountsByAccessibility() throws -> [String: Int] {
-        try run { try $0.itemCounts() }
+        guard exists else { return [:] }
+        return try run { try $0.itemCounts() }
     }
 
     private static func run<Result>(_ body: (KeyHierarchy) throws -> Result) throws -> Result {
