@@ -118,9 +118,11 @@ public enum KeysmithCommandLine {
                     + "the command): keysmith does not take a keychain as the last argument as macOS security does"
                 : ""
             if command.options.contains(where: { $0.name == "stdin" }) {
+                // Only commands that have -w prompt with it; the others prompt on their own.
+                let prompt = command.options.contains(where: { $0.shortName == "w" }) ? "at the -w prompt" : "at the prompt"
                 throw .usage(
                     "unexpected argument (\(extra.count) characters, not shown in case it is a secret); "
-                        + "give a secret with --stdin or at the -w prompt\(keychainHint)", usageLine: command.usageLine)
+                        + "give a secret with --stdin or \(prompt)\(keychainHint)", usageLine: command.usageLine)
             }
             throw .usage("unexpected argument '\(extra)'\(keychainHint)", usageLine: command.usageLine)
         }

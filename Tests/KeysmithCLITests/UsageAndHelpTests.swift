@@ -119,4 +119,13 @@ struct UsageAndHelpTests {
         #expect(lines.last?.hasPrefix("  to fix: ") == true)
         #expect(!result.stderr.contains("never-shown"))
     }
+
+    @Test func aStrayArgumentToACommandWithoutMinusWPointsToItsOwnPrompt() throws {
+        let home = TemporaryHome()
+        let result = try keysmith(["unlock", "typed-passphrase"], home: home)
+        #expect(result.status == 2, "\(result)")
+        #expect(!result.stderr.contains("typed-passphrase"), "never echoed")
+        #expect(result.stderr.contains("--stdin or at the prompt"), "\(result)")
+        #expect(!result.stderr.contains("-w"), "unlock has no -w: \(result)")
+    }
 }
