@@ -337,28 +337,9 @@ private func fleetPut(_ invocation: CommandInvocation) throws(CommandLineError) 
     guard let version = arguments.value("version"), !version.isEmpty else {
         throw invocation.usageError("--version VERSION is required, for example --version 2024.07.01")
     }
-    var generate: Int?
-    if arguments.contains("generate") {
-        guard let text = arguments.value("generate"), let count = Int(text), (1...4096).contains(count) else {
-            throw invocation.usageError("--generate needs a number of bytes from 1 to 4096")
-        }
-        generate = count
-    }
-    switch (arguments.contains("stdin"), generate) {
-    case (true, .some): throw invocation.usageError("give the key with --stdin or --generate, not both")
-    case (false, nil): throw invocation.usageError("no key: pipe it with --stdin, or draw one with --generate BYTES")
-    default: break
-    }
+    let newKey = try NewKeyBytes(invocation)
     let source = try FleetSetup(invocation).source()
-    var key: Data
-    if let generate {
-        var generator = SystemRandomNumberGenerator()
-        key = Data((0..<generate).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
-    } else {
-        key = try invocation.secretInput.read(
-            .standardInput, promptText: "key data for \(identifier) version \(version): ",
-            confirmText: "retype key data: ", output: invocation.output)
-    }
+    var key = try newKey.read(for: identifier, version: version, invocation: invocation)
     defer { key.resetBytes(in: 0..<key.count) }
     do {
         try source.publish(key, for: identifier, version: version)
@@ -369,7 +350,7 @@ private func fleetPut(_ invocation: CommandInvocation) throws(CommandLineError) 
     if output.json {
         output.printJSON([
             "identifier": identifier, "version": version, "bytes": key.count,
-            "origin": generate == nil ? "stdin" : "generated", "key": source.configuration.prefix + identifier + "/" + version,
+            "origin": newKey.isGenerated ? "generated" : "stdin", "key": source.configuration.prefix + identifier + "/" + version,
         ])
     } else {
         output.info(

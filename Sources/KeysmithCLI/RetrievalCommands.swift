@@ -320,18 +320,7 @@ private let rotateCommand = Command(
     guard !version.contains("@") else {
         throw invocation.usageError("the version may not contain \"@\" (it separates name and version in the keychain)")
     }
-    var generate: Int?
-    if arguments.contains("generate") {
-        guard let text = arguments.value("generate"), let count = Int(text), (1...4096).contains(count) else {
-            throw invocation.usageError("--generate needs a number of bytes from 1 to 4096")
-        }
-        generate = count
-    }
-    switch (arguments.contains("stdin"), generate) {
-    case (true, .some): throw invocation.usageError("give the key with --stdin or --generate, not both")
-    case (false, nil): throw invocation.usageError("no key: pipe it with --stdin, or draw one with --generate BYTES")
-    default: break
-    }
+    let newKey = try NewKeyBytes(invocation)
     let source = KeychainKeySource(
         service: try RetrievalSetup.service(invocation), accessGroup: invocation.settings.queryAccessGroup)
     let existing: [String]
@@ -348,16 +337,7 @@ private let rotateCommand = Command(
             recovery: "a rotation adds a new version: choose one above \(existing.last ?? version), or pass --replace "
                 + "to overwrite the bytes of version \(version).")
     }
-    var key: Data
-    if let generate {
-        var generator = SystemRandomNumberGenerator()
-        key = Data((0..<generate).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
-    } else {
-        key = try invocation.secretInput.read(
-            .standardInput, promptText: "key data for \(identifier) version \(version): ",
-            confirmText: "retype key data: ", output: invocation.output,
-            otherWay: "or let keysmith draw a random key with --generate BYTES instead of --stdin")
-    }
+    var key = try newKey.read(for: identifier, version: version, invocation: invocation)
     defer { key.resetBytes(in: 0..<key.count) }
     let versions: [String]
     do {
@@ -367,7 +347,7 @@ private let rotateCommand = Command(
         throw CommandLineError.retrieval(error, invocation)
     }
     let newest = versions.max { KeyVersion($0) < KeyVersion($1) } ?? version
-    let origin = generate == nil ? "stdin" : "generated"
+    let origin = newKey.isGenerated ? "generated" : "stdin"
     let output = invocation.output
     if output.json {
         output.printJSON([
@@ -375,7 +355,7 @@ private let rotateCommand = Command(
             "origin": origin, "replaced": replacing, "versions": versions, "newest": newest,
         ])
     } else {
-        let how = generate == nil ? "\(key.count) bytes from standard input" : "\(key.count) random bytes"
+        let how = newKey.isGenerated ? "\(key.count) random bytes" : "\(key.count) bytes from standard input"
         output.info(
             "\(replacing ? "Replaced" : "Stored") version \(version) of \"\(identifier)\" in the keychain (service "
                 + "\"\(source.service)\"): \(how), not shown.")

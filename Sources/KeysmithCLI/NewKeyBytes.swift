@@ -1,0 +1,56 @@
+import Foundation
+
+/// Where the bytes of a new key version come from, for `rotate` and `fleet put`: standard
+/// input (`--stdin`, or a prompt) or a random draw (`--generate BYTES`).
+enum NewKeyBytes {
+    /// Read from standard input, or typed at a prompt.
+    case standardInput
+    /// Drawn at random: this many bytes (1 to 4096).
+    case generated(count: Int)
+
+    /// Reads `--stdin` and `--generate BYTES`: exactly one of them must be given.
+    /// - Parameter invocation: The running command.
+    /// - Throws: A usage error for both, neither, or a byte count outside 1...4096.
+    init(_ invocation: CommandInvocation) throws(CommandLineError) {
+        let arguments = invocation.arguments
+        var count: Int?
+        if arguments.contains("generate") {
+            guard let text = arguments.value("generate"), let value = Int(text), (1...4096).contains(value) else {
+                throw invocation.usageError("--generate needs a number of bytes from 1 to 4096")
+            }
+            count = value
+        }
+        switch (arguments.contains("stdin"), count) {
+        case (true, .some): throw invocation.usageError("give the key with --stdin or --generate, not both")
+        case (false, nil): throw invocation.usageError("no key: pipe it with --stdin, or draw one with --generate BYTES")
+        case (_, .some(let count)): self = .generated(count: count)
+        case (true, nil): self = .standardInput
+        }
+    }
+
+    /// Whether the bytes are drawn at random rather than read.
+    var isGenerated: Bool {
+        if case .generated = self { return true }
+        return false
+    }
+
+    /// The bytes: drawn, or read from standard input (the caller zeroes them when done).
+    /// - Parameters:
+    ///   - identifier: The key's identifier, for the prompt.
+    ///   - version: The version being stored, for the prompt.
+    ///   - invocation: The running command.
+    /// - Returns: The key bytes.
+    /// - Throws: The secret-input error when nothing usable arrives on standard input.
+    func read(for identifier: String, version: String, invocation: CommandInvocation) throws(CommandLineError) -> Data {
+        switch self {
+        case .generated(let count):
+            var generator = SystemRandomNumberGenerator()
+            return Data((0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        case .standardInput:
+            return try invocation.secretInput.read(
+                .standardInput, promptText: "key data for \(identifier) version \(version): ",
+                confirmText: "retype key data: ", output: invocation.output,
+                otherWay: "or let keysmith draw a random key with --generate BYTES instead of --stdin")
+        }
+    }
+}
