@@ -126,3 +126,27 @@ stress: deps
 
 clean:
 	rm -rf .build
+
+## c-abi: libkeysmith.so (the C interface, include/keysmith.h) in .build/c/$(C_ABI_CONFIG), with
+## the Swift runtime libraries it needs copied beside it (its run path is $ORIGIN), so a program
+## that is not Swift loads it without the toolchain: link with -Iinclude -L.build/c/debug
+## -lkeysmith -Wl,-rpath,<that directory>, or copy the directory's .so files next to the program.
+C_ABI_CONFIG ?= debug
+C_ABI_DIR := .build/c/$(C_ABI_CONFIG)
+.PHONY: c-abi test-c
+c-abi: deps
+	$(SWIFT) build -c $(C_ABI_CONFIG) $(SWIFT_FLAGS) --product KeysmithC
+	@mkdir -p $(C_ABI_DIR)
+	bin="$$($(SWIFT) build -c $(C_ABI_CONFIG) $(SWIFT_FLAGS) --show-bin-path)" && \
+		runtime="$$(readlink -f "$$(dirname "$$(readlink -f "$$(command -v $(SWIFT))")")/../lib/swift/linux")" && \
+		cp -f "$$bin/libKeysmithC.so" $(C_ABI_DIR)/libkeysmith.so && \
+		for lib in $$(LD_LIBRARY_PATH="$$runtime" ldd $(C_ABI_DIR)/libkeysmith.so | awk -v dir="$$runtime/" 'index($$3, dir) == 1 { print $$3 }'); do \
+			cp -f "$$lib" $(C_ABI_DIR)/ || exit 1; \
+		done
+	@if ldd $(C_ABI_DIR)/libkeysmith.so | grep -q "not found"; then ldd $(C_ABI_DIR)/libkeysmith.so | grep "not found"; exit 1; fi
+
+## test-c: the C interface's test program (bindings/c/test), built with gcc, on a temporary keychain.
+test-c: c-abi
+	gcc -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -Iinclude -o $(C_ABI_DIR)/keysmith-test bindings/c/test/keysmith_test.c \
+		-L$(C_ABI_DIR) -lkeysmith -Wl,-rpath,'$$ORIGIN' -lpthread
+	home=$$(mktemp -d) && env -u LD_LIBRARY_PATH KEYSMITH_HOME=$$home $(C_ABI_DIR)/keysmith-test; status=$$?; rm -rf "$$home"; exit $$status
