@@ -150,3 +150,36 @@ test-c: c-abi
 	gcc -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -Iinclude -o $(C_ABI_DIR)/keysmith-test bindings/c/test/keysmith_test.c \
 		-L$(C_ABI_DIR) -lkeysmith -Wl,-rpath,'$$ORIGIN' -lpthread
 	home=$$(mktemp -d) && env -u LD_LIBRARY_PATH KEYSMITH_HOME=$$home $(C_ABI_DIR)/keysmith-test; status=$$?; rm -rf "$$home"; exit $$status
+
+## node: the JavaScript package (bindings/node): the C interface, the Node-API addon
+## (bindings/node/build/keysmith.node, built with gcc, with libkeysmith.so and the Swift
+## runtime libraries beside it) and the TypeScript compiled to bindings/node/lib.
+NODE_DIR := bindings/node
+NODE_APT_PACKAGES := nodejs node-typescript
+.PHONY: node node-deps test-node
+node-deps:
+	@missing=""; \
+		command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+		command -v tsc >/dev/null 2>&1 || missing="$$missing node-typescript"; \
+		[ -f /usr/include/node/node_api.h ] || missing="$$missing libnode-dev"; \
+		if [ -n "$$missing" ]; then \
+			echo "Installing:$$missing"; \
+			$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+		fi
+
+node: node-deps c-abi
+	@mkdir -p $(NODE_DIR)/build
+	gcc -std=c11 -D_DEFAULT_SOURCE -O2 -fPIC -shared -Wall -Wextra -Werror -Iinclude -I/usr/include/node \
+		-DNODE_GYP_MODULE_NAME=keysmith -o $(NODE_DIR)/build/keysmith.node $(NODE_DIR)/native/keysmith_addon.c \
+		-L$(C_ABI_DIR) -lkeysmith -Wl,-rpath,'$$ORIGIN'
+	cp -f $(C_ABI_DIR)/*.so $(NODE_DIR)/build/
+	cd $(NODE_DIR) && tsc -p .
+
+## test-node: the package's tests (node --test), through the real addon on a temporary keychain,
+## with the keysmith tool and the Swift SecureStore (securestore-interop) for interoperability.
+test-node: node
+	$(SWIFT) build $(SWIFT_FLAGS) --product keysmith
+	$(SWIFT) build $(SWIFT_FLAGS) --product securestore-interop
+	bin="$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)" && home=$$(mktemp -d) && \
+		KEYSMITH_HOME=$$home KEYSMITH_EXECUTABLE="$$bin/keysmith" SECURESTORE_INTEROP="$$bin/securestore-interop" \
+		node --test $(NODE_DIR)/test/*.test.js; status=$$?; rm -rf "$$home"; exit $$status

@@ -175,3 +175,11 @@ package.targets += [
         linkerSettings: keysmithCLinkerSettings
     )
 ]
+// The Swift SecureStore from the command line, for the JavaScript package's interoperability tests.
+package.targets += [
+    .executableTarget(
+        name: "securestore-interop",
+        dependencies: ["Keysmith"],
+        path: "Tests/Support/securestore-interop"
+    )
+]

@@ -1,0 +1,83 @@
+import { SecureStoreError, SecureStoreErrorCode } from './SecureStoreError';
+
+/**
+ * The serialization rules of {@link SecureStore}, the same as the Swift store's:
+ *
+ * - `null` and `undefined` are rejected (call `remove` to delete); so is anything JSON
+ *   cannot represent (a function, a symbol, a BigInt, a cycle) or that serializes to `null`
+ *   (`NaN`).
+ * - A string is stored raw, as its UTF-8 bytes, never JSON-quoted: values written as plain
+ *   strings by other programs (or older code) read back unchanged.
+ * - Anything else is stored as JSON.
+ * - The serialized text may not be longer than the size limit, in characters (user-perceived
+ *   characters, as Swift counts them: an emoji is one).
+ * - Reading parses JSON, and returns the raw text when it is not JSON.
+ */
+export const ValueCoding = {
+  /** The text to store for `value`. */
+  serialize(value: unknown, key: string, namespace: string, sizeLimit: number): string {
+    if (value === null || value === undefined) {
+      throw new SecureStoreError(
+        SecureStoreErrorCode.INVALID_VALUE,
+        `Cannot store ${value === null ? 'null' : 'undefined'} for '${key}'. ` +
+          `To delete the value, call SecureStore.remove('${key}', '${namespace}').`,
+        { key, namespace },
+      );
+    }
+    let text: string | undefined;
+    if (typeof value === 'string') {
+      text = value;
+    } else {
+      try {
+        text = JSON.stringify(value);
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new SecureStoreError(
+          SecureStoreErrorCode.INVALID_VALUE,
+          `A value of type ${typeof value} for '${key}' could not be serialized as JSON (${reason}).`,
+          { key, namespace },
+        );
+      }
+      if (text === undefined || text === 'null') {
+        throw new SecureStoreError(
+          SecureStoreErrorCode.INVALID_VALUE,
+          `A value of type ${typeof value} for '${key}' has no JSON form (it serializes to ${text ?? 'nothing'}): ` +
+            'store a string, number, boolean, array or plain object.',
+          { key, namespace },
+        );
+      }
+    }
+    // Characters are never more than UTF-16 units, so only a long text needs counting.
+    if (text.length > sizeLimit) {
+      const size = characterCount(text);
+      if (size > sizeLimit) {
+        throw new SecureStoreError(
+          SecureStoreErrorCode.LIMIT_EXCEEDED,
+          `The value for '${key}' is ${size} characters once serialized; the limit is ${sizeLimit}. ` +
+            'Store large data elsewhere (an encrypted file with its key here), split it, or raise the ' +
+            'sizeLimit option of SecureStore.configure.',
+          { key, namespace },
+        );
+      }
+    }
+    return text;
+  },
+
+  /** The value stored as `text`: its JSON value, or the text itself when it is not JSON. */
+  deserialize<T>(text: string): T {
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      return text as unknown as T;
+    }
+  },
+};
+
+/** The number of user-perceived characters (grapheme clusters), as Swift's `String.count`. */
+function characterCount(text: string): number {
+  const Segmenter = (Intl as unknown as { Segmenter?: new (locale?: string, options?: object) => { segment(text: string): Iterable<unknown> } }).Segmenter;
+  if (Segmenter === undefined) return [...text].length;
+  let count = 0;
+  for (const _ of new Segmenter(undefined, { granularity: 'grapheme' }).segment(text)) count++;
+  return count;
+}
