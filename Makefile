@@ -63,6 +63,8 @@ test: deps
 	home=$$(mktemp -d) && KEYSMITH_HOME=$$home "$$($(SWIFT) build $(SWIFT_FLAGS) --package-path Tests/Fixtures/ImplicitImport \
 		--scratch-path "$(CURDIR)/.build/fixtures/implicit-import" --show-bin-path)/ImplicitImport"; status=$$?; rm -rf "$$home"; exit $$status
 	@$(MAKE) --no-print-directory test-python
+	@$(MAKE) --no-print-directory test-c
+	@$(MAKE) --no-print-directory test-node
 
 ## test-python: the keyring backend's tests (bindings/python), against the built keysmith.
 test-python: $(PYTHON_VENV)/.ready
@@ -97,10 +99,12 @@ demo: deps
 
 ## bench: release-build benchmarks; prints the table and writes docs/BENCHMARKS.md.
 ## Also builds the keysmith CLI (whole-process benchmark) and .build/secret-bench, the C
-## program that measures libsecret and gnome-keyring (the package never links libsecret).
+## program that measures libsecret and gnome-keyring (the package never links libsecret), and the
+## JavaScript package in release mode (make node C_ABI_CONFIG=release) for its get row.
 bench:
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_APT_PACKAGES)"
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product keysmith-bench
+	@$(MAKE) --no-print-directory node C_ABI_CONFIG=release
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product keysmith \
 		|| { rm -f "$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)/keysmith"; \
 		     echo "keysmith CLI did not build: its process benchmark will say so"; }
