@@ -214,9 +214,13 @@ export class SecureStore {
    * item, read it back, compare, and only then delete the old one; a new item that already
    * holds a different value is a conflict, and both copies are kept. Idempotent and
    * crash-safe: run it at every start; the only copy of a value is never deleted.
+   *
+   * Every service under the old prefix is taken for a namespace of the old store; when other
+   * code kept its own services there too, name the namespaces to move.
+   * @param options.namespaces Only these namespaces (default: all found).
    * @throws {SecureStoreError} from the first key that fails; its old copy stays.
    */
-  static async migrateFrom(oldServicePrefix: string): Promise<PrefixMigrationReport> {
+  static async migrateFrom(oldServicePrefix: string, options: { namespaces?: string[] } = {}): Promise<PrefixMigrationReport> {
     SecureStore.checkPrefix(oldServicePrefix, 'oldServicePrefix');
     const newPrefix = SecureStore.servicePrefix;
     if (oldServicePrefix === newPrefix) {
@@ -246,6 +250,7 @@ export class SecureStore {
       // services are not old data.
       if (service === newPrefix || service.startsWith(newPrefix + '.')) continue;
       if (SecureStore.namespaceProblem(namespace) !== undefined) continue;
+      if (options.namespaces !== undefined && !options.namespaces.includes(namespace)) continue;
       let namespaceReport: MigrationReport;
       await SecureStore.run('migrateFrom', undefined, namespace, async () => {
         namespaceReport = provider.migrateService

@@ -65,6 +65,8 @@ export const ValueCoding = {
 
   /** The value stored as `text`: its JSON value, or the text itself when it is not JSON. */
   deserialize<T>(text: string): T {
+    // Most stored strings (tokens) cannot be JSON: skip the parser's exception for them.
+    if (!/^[\s]*[[{"\-0-9tfn]/.test(text)) return text as unknown as T;
     try {
       return JSON.parse(text) as T;
     } catch {

@@ -290,6 +290,19 @@ test('migrateFrom into a prefix nested under the old one leaves the new items al
   await rejectsWith(SecureStore.migrateFrom(`${oldPrefix}.v2`), SecureStoreErrorCode.INVALID_VALUE);
 });
 
+test('migrateFrom can be limited to named namespaces', async () => {
+  const oldPrefix = freshPrefix('some');
+  SecureStore.configure({ servicePrefix: oldPrefix });
+  await SecureStore.set('token', 't', 'auth');
+  await SecureStore.set('api_key', 'k', 'keys');
+  fresh('some-new');
+  const report = await SecureStore.migrateFrom(oldPrefix, { namespaces: ['auth'] });
+  assert.deepEqual(Object.keys(report.namespaces), ['auth']);
+  assert.equal(await SecureStore.get('token', 'auth'), 't');
+  assert.equal(await SecureStore.get('api_key', 'keys'), null);
+  assert.equal(keysmith(['find-generic-password', '-s', `${oldPrefix}.keys`, '-a', 'api_key', '-w']).stdout, 'k\n');
+});
+
 test('a migration whose write fails keeps the old copy', async () => {
   const oldPrefix = freshPrefix('failing');
   SecureStore.configure({ servicePrefix: oldPrefix });
