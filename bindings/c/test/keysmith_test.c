@@ -5,11 +5,16 @@
  * Build and run: make test-c. Prints one line per check and exits 1 if any failed.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "keysmith.h"
+
+/* The library writes keysmith_error and keysmith_string_list by these offsets. */
+_Static_assert(offsetof(keysmith_error, code) == 4 && offsetof(keysmith_error, message) == 36, "keysmith_error layout");
+_Static_assert(offsetof(keysmith_string_list, count) == sizeof(char **), "keysmith_string_list layout");
 
 static int failures = 0;
 static int checks = 0;

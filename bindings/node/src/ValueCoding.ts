@@ -11,6 +11,7 @@ import { SecureStoreError, SecureStoreErrorCode } from './SecureStoreError';
  * - Anything else is stored as JSON.
  * - The serialized text may not be longer than the size limit, in characters (user-perceived
  *   characters, as Swift counts them: an emoji is one).
+ * - A string with an unpaired surrogate is rejected: its UTF-8 form would not be the same text.
  * - Reading parses JSON, and returns the raw text when it is not JSON.
  */
 export const ValueCoding = {
@@ -26,6 +27,14 @@ export const ValueCoding = {
     }
     let text: string | undefined;
     if (typeof value === 'string') {
+      if (!isWellFormed(value)) {
+        throw new SecureStoreError(
+          SecureStoreErrorCode.INVALID_VALUE,
+          `The string for '${key}' contains an unpaired surrogate (half of a UTF-16 pair), which UTF-8 ` +
+            'cannot carry: it would be stored changed. Store the text whole, or encode it (base64).',
+          { key, namespace },
+        );
+      }
       text = value;
     } else {
       try {
@@ -74,6 +83,11 @@ export const ValueCoding = {
     }
   },
 };
+
+/** Whether a string has no unpaired surrogate (so that its UTF-8 form is exact). */
+function isWellFormed(text: string): boolean {
+  return !/[\ud800-\udbff](?![\udc00-\udfff])|(?:[^\ud800-\udbff]|^)[\udc00-\udfff]/.test(text);
+}
 
 /** The number of user-perceived characters (grapheme clusters), as Swift's `String.count`. */
 function characterCount(text: string): number {

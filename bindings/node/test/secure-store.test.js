@@ -104,6 +104,14 @@ test('values without a JSON form are rejected with INVALID_VALUE', async () => {
     await rejectsWith(SecureStore.set('v', value), SecureStoreErrorCode.INVALID_VALUE);
   }
   assert.equal(await SecureStore.contains('v'), false);
+  // Half a UTF-16 pair cannot be stored as UTF-8 without changing it.
+  await rejectsWith(SecureStore.set('v', 'ab\ud800c'), SecureStoreErrorCode.INVALID_VALUE);
+  await rejectsWith(SecureStore.set('v', '\udc00'), SecureStoreErrorCode.INVALID_VALUE);
+  await SecureStore.set('v', 'pair \ud83d\ude00 ok');
+  assert.equal(await SecureStore.get('v'), 'pair 😀 ok');
+  // Inside JSON it is escaped, so it survives.
+  await SecureStore.set('v', { s: 'x\ud800' });
+  assert.deepEqual(await SecureStore.get('v'), { s: 'x\ud800' });
 });
 
 test('values over 2048 characters are rejected with LIMIT_EXCEEDED; 2048 is fine', async () => {
