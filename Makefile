@@ -63,6 +63,8 @@ test: deps
 	home=$$(mktemp -d) && KEYSMITH_HOME=$$home "$$($(SWIFT) build $(SWIFT_FLAGS) --package-path Tests/Fixtures/ImplicitImport \
 		--scratch-path "$(CURDIR)/.build/fixtures/implicit-import" --show-bin-path)/ImplicitImport"; status=$$?; rm -rf "$$home"; exit $$status
 	@$(MAKE) --no-print-directory test-python
+	@$(MAKE) --no-print-directory test-c
+	@$(MAKE) --no-print-directory test-node
 
 ## test-python: the keyring backend's tests (bindings/python), against the built keysmith.
 test-python: $(PYTHON_VENV)/.ready
@@ -97,10 +99,12 @@ demo: deps
 
 ## bench: release-build benchmarks; prints the table and writes docs/BENCHMARKS.md.
 ## Also builds the keysmith CLI (whole-process benchmark) and .build/secret-bench, the C
-## program that measures libsecret and gnome-keyring (the package never links libsecret).
+## program that measures libsecret and gnome-keyring (the package never links libsecret), and the
+## JavaScript package in release mode (make node C_ABI_CONFIG=release) for its get row.
 bench:
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_APT_PACKAGES)"
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product keysmith-bench
+	@$(MAKE) --no-print-directory node C_ABI_CONFIG=release
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product keysmith \
 		|| { rm -f "$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)/keysmith"; \
 		     echo "keysmith CLI did not build: its process benchmark will say so"; }
@@ -126,3 +130,60 @@ stress: deps
 
 clean:
 	rm -rf .build
+
+## c-abi: libkeysmith.so (the C interface, include/keysmith.h) in .build/c/$(C_ABI_CONFIG), with
+## the Swift runtime libraries it needs copied beside it (its run path is $ORIGIN), so a program
+## that is not Swift loads it without the toolchain: link with -Iinclude -L.build/c/debug
+## -lkeysmith -Wl,-rpath,<that directory>, or copy the directory's .so files next to the program.
+C_ABI_CONFIG ?= debug
+C_ABI_DIR := .build/c/$(C_ABI_CONFIG)
+.PHONY: c-abi test-c
+c-abi: deps
+	$(SWIFT) build -c $(C_ABI_CONFIG) $(SWIFT_FLAGS) --product KeysmithC
+	@mkdir -p $(C_ABI_DIR)
+	bin="$$($(SWIFT) build -c $(C_ABI_CONFIG) $(SWIFT_FLAGS) --show-bin-path)" && \
+		runtime="$$(readlink -f "$$(dirname "$$(readlink -f "$$(command -v $(SWIFT))")")/../lib/swift/linux")" && \
+		cp -f "$$bin/libKeysmithC.so" $(C_ABI_DIR)/libkeysmith.so && \
+		for lib in $$(LD_LIBRARY_PATH="$$runtime" ldd $(C_ABI_DIR)/libkeysmith.so | awk -v dir="$$runtime/" 'index($$3, dir) == 1 { print $$3 }'); do \
+			cp -f "$$lib" $(C_ABI_DIR)/ || exit 1; \
+		done
+	@if ldd $(C_ABI_DIR)/libkeysmith.so | grep -q "not found"; then ldd $(C_ABI_DIR)/libkeysmith.so | grep "not found"; exit 1; fi
+
+## test-c: the C interface's test program (bindings/c/test), built with gcc, on a temporary keychain.
+test-c: c-abi
+	gcc -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -Iinclude -o $(C_ABI_DIR)/keysmith-test bindings/c/test/keysmith_test.c \
+		-L$(C_ABI_DIR) -lkeysmith -Wl,-rpath,'$$ORIGIN' -lpthread
+	home=$$(mktemp -d) && env -u LD_LIBRARY_PATH KEYSMITH_HOME=$$home $(C_ABI_DIR)/keysmith-test; status=$$?; rm -rf "$$home"; exit $$status
+
+## node: the JavaScript package (bindings/node): the C interface, the Node-API addon
+## (bindings/node/build/keysmith.node, built with gcc, with libkeysmith.so and the Swift
+## runtime libraries beside it) and the TypeScript compiled to bindings/node/lib.
+NODE_DIR := bindings/node
+NODE_APT_PACKAGES := nodejs node-typescript
+.PHONY: node node-deps test-node
+node-deps:
+	@missing=""; \
+		command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+		command -v tsc >/dev/null 2>&1 || missing="$$missing node-typescript"; \
+		[ -f /usr/include/node/node_api.h ] || missing="$$missing libnode-dev"; \
+		if [ -n "$$missing" ]; then \
+			echo "Installing:$$missing"; \
+			$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+		fi
+
+node: node-deps c-abi
+	@mkdir -p $(NODE_DIR)/build
+	gcc -std=c11 -D_DEFAULT_SOURCE -O2 -fPIC -shared -Wall -Wextra -Werror -Iinclude -I/usr/include/node \
+		-DNODE_GYP_MODULE_NAME=keysmith -o $(NODE_DIR)/build/keysmith.node $(NODE_DIR)/native/keysmith_addon.c \
+		-L$(C_ABI_DIR) -lkeysmith -Wl,-rpath,'$$ORIGIN'
+	cp -f $(C_ABI_DIR)/*.so $(NODE_DIR)/build/
+	cd $(NODE_DIR) && tsc -p .
+
+## test-node: the package's tests (node --test), through the real addon on a temporary keychain,
+## with the keysmith tool and the Swift SecureStore (securestore-interop) for interoperability.
+test-node: node
+	$(SWIFT) build $(SWIFT_FLAGS) --product keysmith
+	$(SWIFT) build $(SWIFT_FLAGS) --product securestore-interop
+	bin="$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)" && home=$$(mktemp -d) && \
+		KEYSMITH_HOME=$$home KEYSMITH_EXECUTABLE="$$bin/keysmith" SECURESTORE_INTEROP="$$bin/securestore-interop" \
+		node --test $(NODE_DIR)/test/*.test.js; status=$$?; rm -rf "$$home"; exit $$status

@@ -144,3 +144,42 @@ package.targets += [
         dependencies: ["KeysmithCredentialHelpers", "KeychainServices"]
     ),
 ]
+
+// The C interface (include/keysmith.h): libKeysmithC.so, which `make c-abi` copies to
+// .build/c/<configuration>/libkeysmith.so with the Swift runtime libraries it needs beside it
+// (found through its $ORIGIN run path), so a C, Node or Python program loads it without the
+// Swift toolchain installed or on its library path. It exports only the keysmith_* functions
+// (bindings/c/keysmith.map). (-static-stdlib is not used: with Swift 6.3.1 on Linux a
+// statically linked Foundation fails casts such as NSArray to [Any], which the keychain's
+// results go through.)
+#if os(Linux)
+let keysmithCLinkerSettings: [LinkerSetting] = [
+    .unsafeFlags([
+        "-no-toolchain-stdlib-rpath", "-Xlinker", "-rpath=$ORIGIN", "-Xlinker", "-soname=libkeysmith.so",
+        "-Xlinker", "--version-script=\(Context.packageDirectory)/bindings/c/keysmith.map",
+    ])
+]
+#else
+let keysmithCLinkerSettings: [LinkerSetting] = []
+#endif
+package.products += [
+    .library(name: "KeysmithC", type: .dynamic, targets: ["KeysmithC"])
+]
+package.targets += [
+    .target(
+        name: "KeysmithC",
+        dependencies: [
+            "Keysmith", "KeychainServices",
+            .target(name: "CSodium", condition: .when(platforms: linuxOnly)),
+        ],
+        linkerSettings: keysmithCLinkerSettings
+    )
+]
+// The Swift SecureStore from the command line, for the JavaScript package's interoperability tests.
+package.targets += [
+    .executableTarget(
+        name: "securestore-interop",
+        dependencies: ["Keysmith"],
+        path: "Tests/Support/securestore-interop"
+    )
+]

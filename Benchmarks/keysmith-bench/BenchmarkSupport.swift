@@ -279,6 +279,13 @@ func benchmarkDocument(
           session, with two floors: keysmith-bench itself started with `--exit-at-once` (a Swift
           program linking Foundation and the keychain, doing nothing) and `/bin/true`. All four
           are interleaved run by run; wall time from spawn to exit.
+        - **SecureStore.get from Node**: the JavaScript package (bindings/node, built in release
+          mode) reading 200-character tokens from a keychain of 100 items, each `await`ed before
+          the next, in a `node` process per round (after 200 warm-up reads), against the Swift
+          `KeychainStore.string(for:)` of the same items in this process, interleaved round by
+          round. The difference is the JavaScript side: the addon's hop to libuv's thread pool
+          and back (two thread wake-ups per call, which a busy machine makes expensive), the
+          promise, and copying the strings across; the keychain read below it is the same.
 
         ## What limits each ratio
 

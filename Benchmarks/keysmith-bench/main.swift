@@ -7,8 +7,9 @@
 //                  [--libsecret-sizes 100,10000] [--gnome-keyring-sizes 100,1000]
 //                  [--process-runs 30] [--no-libsecret] [--write-docs PATH]
 //   keysmith-bench --fleet-only   (only the fleet rows, against etcd on loopback)
-//   keysmith-bench --only erasure|write   one benchmark: erasing old data on a write, or
-//                                         the durable SecItemUpdate at 100 items
+//   keysmith-bench --only erasure|write|node   one benchmark: erasing old data on a write,
+//                                         the durable SecItemUpdate at 100 items, or a get
+//                                         from Node against the Swift KeychainStore read
 //                  [--only-protection]
 //
 // libsecret and gnome-keyring are measured by .build/secret-bench (a C program built by
@@ -26,8 +27,9 @@ if CommandLine.arguments.dropFirst().first == "--only" {
     switch CommandLine.arguments.dropFirst(2).first {
     case "erasure": selected = [ErasureBenchmark(itemCount: 100).row()]
     case "write": selected = WriteBenchmark.rows(sizes: [100], libsecret: LibsecretBenchmark.Result(built: false))
+    case "node": selected = [NodeGetBenchmark().row()]
     default:
-        FileHandle.standardError.write(Data("usage: keysmith-bench --only erasure|write\n".utf8))
+        FileHandle.standardError.write(Data("usage: keysmith-bench --only erasure|write|node\n".utf8))
         exit(2)
     }
     for row in selected {
@@ -120,6 +122,9 @@ rows += WriteBenchmark.rows(
 rows.append(ErasureBenchmark(itemCount: 100).row())
 
 rows += comparison.processRows
+
+// The JavaScript package: a get from Node against the Swift KeychainStore read.
+rows.append(NodeGetBenchmark().row())
 
 // 5. The fleet source on etcd (loopback): rotation propagation and lookups.
 rows += fleetBenchmarkRows()

@@ -1,0 +1,99 @@
+import { SecureStoreError, SecureStoreErrorCode } from './SecureStoreError';
+
+/**
+ * The serialization rules of {@link SecureStore}, the same as the Swift store's:
+ *
+ * - `null` and `undefined` are rejected (call `remove` to delete); so is anything JSON
+ *   cannot represent (a function, a symbol, a BigInt, a cycle) or that serializes to `null`
+ *   (`NaN`).
+ * - A string is stored raw, as its UTF-8 bytes, never JSON-quoted: values written as plain
+ *   strings by other programs (or older code) read back unchanged.
+ * - Anything else is stored as JSON.
+ * - The serialized text may not be longer than the size limit, in characters (user-perceived
+ *   characters, as Swift counts them: an emoji is one).
+ * - A string with an unpaired surrogate is rejected: its UTF-8 form would not be the same text.
+ * - Reading parses JSON, and returns the raw text when it is not JSON.
+ */
+export const ValueCoding = {
+  /** The text to store for `value`. */
+  serialize(value: unknown, key: string, namespace: string, sizeLimit: number): string {
+    if (value === null || value === undefined) {
+      throw new SecureStoreError(
+        SecureStoreErrorCode.INVALID_VALUE,
+        `Cannot store ${value === null ? 'null' : 'undefined'} for '${key}'. ` +
+          `To delete the value, call SecureStore.remove('${key}', '${namespace}').`,
+        { key, namespace },
+      );
+    }
+    let text: string | undefined;
+    if (typeof value === 'string') {
+      if (!isWellFormed(value)) {
+        throw new SecureStoreError(
+          SecureStoreErrorCode.INVALID_VALUE,
+          `The string for '${key}' contains an unpaired surrogate (half of a UTF-16 pair), which UTF-8 ` +
+            'cannot carry: it would be stored changed. Store the text whole, or encode it (base64).',
+          { key, namespace },
+        );
+      }
+      text = value;
+    } else {
+      try {
+        text = JSON.stringify(value);
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new SecureStoreError(
+          SecureStoreErrorCode.INVALID_VALUE,
+          `A value of type ${typeof value} for '${key}' could not be serialized as JSON (${reason}).`,
+          { key, namespace },
+        );
+      }
+      if (text === undefined || text === 'null') {
+        throw new SecureStoreError(
+          SecureStoreErrorCode.INVALID_VALUE,
+          `A value of type ${typeof value} for '${key}' has no JSON form (it serializes to ${text ?? 'nothing'}): ` +
+            'store a string, number, boolean, array or plain object.',
+          { key, namespace },
+        );
+      }
+    }
+    // Characters are never more than UTF-16 units, so only a long text needs counting.
+    if (text.length > sizeLimit) {
+      const size = characterCount(text);
+      if (size > sizeLimit) {
+        throw new SecureStoreError(
+          SecureStoreErrorCode.LIMIT_EXCEEDED,
+          `The value for '${key}' is ${size} characters once serialized; the limit is ${sizeLimit}. ` +
+            'Store large data elsewhere (an encrypted file with its key here), split it, or raise the ' +
+            'sizeLimit option of SecureStore.configure.',
+          { key, namespace },
+        );
+      }
+    }
+    return text;
+  },
+
+  /** The value stored as `text`: its JSON value, or the text itself when it is not JSON. */
+  deserialize<T>(text: string): T {
+    // Most stored strings (tokens) cannot be JSON: skip the parser's exception for them.
+    if (!/^[\s]*[[{"\-0-9tfn]/.test(text)) return text as unknown as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      return text as unknown as T;
+    }
+  },
+};
+
+/** Whether a string has no unpaired surrogate (so that its UTF-8 form is exact). */
+function isWellFormed(text: string): boolean {
+  return !/[\ud800-\udbff](?![\udc00-\udfff])|(?:[^\ud800-\udbff]|^)[\udc00-\udfff]/.test(text);
+}
+
+/** The number of user-perceived characters (grapheme clusters), as Swift's `String.count`. */
+function characterCount(text: string): number {
+  const Segmenter = (Intl as unknown as { Segmenter?: new (locale?: string, options?: object) => { segment(text: string): Iterable<unknown> } }).Segmenter;
+  if (Segmenter === undefined) return [...text].length;
+  let count = 0;
+  for (const _ of new Segmenter(undefined, { granularity: 'grapheme' }).segment(text)) count++;
+  return count;
+}

@@ -1,0 +1,50 @@
+// The Node-API addon (build/keysmith.node) and its functions, typed. Loaded once, on first use.
+
+/** A store handle from the addon (its access group and accessibility). */
+export interface NativeStore {
+  readonly __keysmithStore: unique symbol;
+}
+
+/** The functions of keysmith.node; every keychain call runs off the JavaScript thread. */
+export interface NativeAddon {
+  abiVersion: number;
+  openStore(accessGroup: string | null, accessibility: string | null): NativeStore;
+  set(store: NativeStore, service: string, key: string, value: string): Promise<void>;
+  get(store: NativeStore, service: string, key: string): Promise<string | null>;
+  contains(store: NativeStore, service: string, key: string): Promise<boolean>;
+  remove(store: NativeStore, service: string, key: string): Promise<void>;
+  keys(store: NativeStore, service: string): Promise<string[]>;
+  removeAll(store: NativeStore, service: string): Promise<void>;
+  services(store: NativeStore, prefix: string): Promise<string[]>;
+  setBiometricProtected(
+    store: NativeStore,
+    servicePrefix: string,
+    namespace: string,
+    key: string,
+    value: string,
+  ): Promise<{ protected: boolean; reason: string | null }>;
+  migrateService(store: NativeStore, servicePrefix: string, namespace: string, oldService: string): Promise<string>;
+}
+
+let addon: NativeAddon | undefined;
+
+/**
+ * The addon: `KEYSMITH_NODE_ADDON` when set, else `build/keysmith.node` in this package
+ * (with libkeysmith.so and the Swift runtime libraries beside it).
+ */
+export function nativeAddon(): NativeAddon {
+  if (addon === undefined) {
+    const path = require('path');
+    const file: string = process.env.KEYSMITH_NODE_ADDON ?? path.join(__dirname, '..', 'build', 'keysmith.node');
+    try {
+      addon = require(file) as NativeAddon;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(
+        `Keysmith's native addon could not be loaded from ${file} (${reason}). ` +
+          'Build it with `make node` in the Keysmith checkout, or set KEYSMITH_NODE_ADDON to its path.',
+      );
+    }
+  }
+  return addon;
+}
