@@ -1,0 +1,37 @@
+// What the package must withstand: misused names, migrations between nested prefixes and use
+// from worker threads, through the real addon and a real temporary keychain.
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { spawnSync } = require('node:child_process');
+const path = require('node:path');
+const { SecureStore, SecureStoreError, SecureStoreErrorCode, KeysmithProvider, freshPrefix, swiftStore } = require('./support');
+
+async function rejectsWith(promise, code) {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof SecureStoreError || typeof error.code === 'string', `an error with a code, got ${error}`);
+    assert.equal(error.code, code, error.message);
+    return error;
+  }
+  assert.fail(`expected ${code}`);
+}
+
+test('a worker thread can use the store and exit without bringing the process down', () => {
+  const script = `
+    const { Worker } = require('node:worker_threads');
+    const code = \`
+      const { SecureStore } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'index.js'))});
+      SecureStore.configure({ servicePrefix: ${JSON.stringify(freshPrefix('worker'))} });
+      SecureStore.set('k', 'v').then(() => SecureStore.get('k')).then((v) => require('node:worker_threads').parentPort.postMessage(v));
+    \`;
+    const worker = new Worker(code, { eval: true });
+    worker.on('message', (v) => console.log('read ' + v));
+    worker.on('exit', (code) => console.log('worker exited ' + code));
+  `;
+  const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: process.env });
+  assert.equal(result.signal, null, `the process died of ${result.signal}: ${result.stderr}`);
+  assert.equal(result.status, 0, result.stderr);
+  assert.match(result.stdout, /read v\nworker exited 0/);
+});
