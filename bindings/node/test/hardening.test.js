@@ -35,3 +35,19 @@ test('a worker thread can use the store and exit without bringing the process do
   assert.equal(result.status, 0, result.stderr);
   assert.match(result.stdout, /read v\nworker exited 0/);
 });
+
+test('keys, namespaces and values with an unpaired surrogate are refused, so two names never share an item', async () => {
+  SecureStore.configure({ servicePrefix: freshPrefix('surrogate') });
+  await rejectsWith(SecureStore.set('token\uD800', 'secret'), SecureStoreErrorCode.INVALID_VALUE);
+  await rejectsWith(SecureStore.set('token', 'secret', 'auth\uDC00'), SecureStoreErrorCode.INVALID_VALUE);
+  // Their UTF-8 form would be U+FFFD: an item stored under that name stays out of reach of the half pair.
+  await SecureStore.set('token\uFFFD', 'secret');
+  await rejectsWith(SecureStore.get('token\uDBFF'), SecureStoreErrorCode.INVALID_VALUE);
+  await rejectsWith(SecureStore.contains('token\uDBFF'), SecureStoreErrorCode.INVALID_VALUE);
+  await rejectsWith(SecureStore.remove('token\uDBFF'), SecureStoreErrorCode.INVALID_VALUE);
+  assert.equal(await SecureStore.get('token\uFFFD'), 'secret');
+  const provider = new KeysmithProvider();
+  const error = await rejectsWith((async () => provider.setItem(SecureStore.service('x'), 'k', 's3cr3t \uD83D value'))(), 'INVALID_VALUE');
+  assert.doesNotMatch(error.message, /s3cr3t/, 'never the value');
+  assert.equal(await SecureStore.get('token\uD83D\uDE00'), null, 'a whole pair is a name like any other');
+});
