@@ -330,8 +330,8 @@ export class SecureStore {
   /** Why a namespace name cannot be used (the Swift store's rule), or undefined. */
   private static namespaceProblem(name: string): string | undefined {
     if (name.length === 0) return 'A namespace name must not be empty.';
-    // eslint-disable-next-line no-control-regex
-    if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) return 'A namespace name must not contain control characters.';
+    // Control and format characters (Cc, Cf: U+200B, U+FEFF, ...), as the Swift store refuses them.
+    if (/[\p{Cc}\p{Cf}]/u.test(name)) return 'A namespace name must not contain control characters.';
     return undefined;
   }
 

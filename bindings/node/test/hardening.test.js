@@ -51,3 +51,12 @@ test('keys, namespaces and values with an unpaired surrogate are refused, so two
   assert.doesNotMatch(error.message, /s3cr3t/, 'never the value');
   assert.equal(await SecureStore.get('token\uD83D\uDE00'), null, 'a whole pair is a name like any other');
 });
+
+test('a namespace with an invisible format character is refused, as the Swift store refuses it', async () => {
+  const prefix = freshPrefix('format');
+  SecureStore.configure({ servicePrefix: prefix });
+  for (const namespace of ['auth\u200B', '\uFEFFauth', 'au\u00ADth']) {
+    await rejectsWith(SecureStore.set('k', 'v', namespace), SecureStoreErrorCode.INVALID_VALUE);
+    assert.notEqual(swiftStore(['set', prefix, namespace, 'k'], 'v').status, 0, 'the Swift store refuses it too');
+  }
+});
