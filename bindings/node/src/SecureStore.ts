@@ -247,8 +247,9 @@ export class SecureStore {
         continue; // `com.app.oldx` is not under `com.app.old`
       }
       // The new prefix may itself be under the old one (`com.app` → `com.app.v2`): its own
-      // services are not old data.
-      if (service === newPrefix || service.startsWith(newPrefix + '.')) continue;
+      // services are not old data. (The old prefix under the new one, `com.app.v1` →
+      // `com.app`, is the other way round: every service found is old data.)
+      if (newPrefix.startsWith(oldServicePrefix + '.') && (service === newPrefix || service.startsWith(newPrefix + '.'))) continue;
       if (SecureStore.namespaceProblem(namespace) !== undefined) continue;
       if (options.namespaces !== undefined && !options.namespaces.includes(namespace)) continue;
       let namespaceReport: MigrationReport;

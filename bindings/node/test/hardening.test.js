@@ -60,3 +60,19 @@ test('a namespace with an invisible format character is refused, as the Swift st
     assert.notEqual(swiftStore(['set', prefix, namespace, 'k'], 'v').status, 0, 'the Swift store refuses it too');
   }
 });
+
+test('migrateFrom a prefix nested under the new one moves its items', async () => {
+  const newPrefix = freshPrefix('outer');
+  const oldPrefix = `${newPrefix}.v1`;
+  SecureStore.configure({ servicePrefix: oldPrefix });
+  await SecureStore.set('token', 'old-token', 'auth');
+  await SecureStore.set('theme', 'dark');
+  SecureStore.configure({ servicePrefix: newPrefix });
+  const report = await SecureStore.migrateFrom(oldPrefix);
+  assert.deepEqual(Object.keys(report.namespaces).sort(), ['auth', 'default']);
+  assert.deepEqual(report.namespaces.auth.migrated, ['token']);
+  assert.equal(await SecureStore.get('token', 'auth'), 'old-token');
+  assert.equal(await SecureStore.get('theme'), 'dark');
+  SecureStore.configure({ servicePrefix: oldPrefix });
+  assert.deepEqual(await SecureStore.getKeys('auth'), []);
+});
