@@ -260,7 +260,8 @@ export class SecureStore {
         return 'success';
       });
       const done = namespaceReport!;
-      report.namespaces[namespace] = done;
+      // Defined, not assigned: a namespace named `__proto__` is a key like any other.
+      Object.defineProperty(report.namespaces, namespace, { value: done, enumerable: true, writable: true, configurable: true });
       if (done.conflicts.length > 0 || Object.keys(done.skipped).length > 0) report.isComplete = false;
     }
     return report;

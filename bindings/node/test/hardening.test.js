@@ -76,3 +76,15 @@ test('migrateFrom a prefix nested under the new one moves its items', async () =
   SecureStore.configure({ servicePrefix: oldPrefix });
   assert.deepEqual(await SecureStore.getKeys('auth'), []);
 });
+
+test('migrateFrom reports a namespace named __proto__ like any other', async () => {
+  const oldPrefix = freshPrefix('proto-old');
+  SecureStore.configure({ servicePrefix: oldPrefix });
+  await SecureStore.set('k', 'v', '__proto__');
+  SecureStore.configure({ servicePrefix: freshPrefix('proto-new') });
+  const report = await SecureStore.migrateFrom(oldPrefix);
+  assert.deepEqual(Object.keys(report.namespaces), ['__proto__']);
+  assert.deepEqual(Object.getOwnPropertyDescriptor(report.namespaces, '__proto__').value.migrated, ['k']);
+  assert.equal(Object.getPrototypeOf(report.namespaces), Object.prototype);
+  assert.equal(await SecureStore.get('k', '__proto__'), 'v');
+});
