@@ -12,7 +12,8 @@ import { SecureStoreError, SecureStoreErrorCode } from './SecureStoreError';
  * - The serialized text may not be longer than the size limit, in characters (user-perceived
  *   characters, as Swift counts them: an emoji is one).
  * - A string with an unpaired surrogate is rejected: its UTF-8 form would not be the same text.
- * - Reading parses JSON, and returns the raw text when it is not JSON.
+ * - Reading parses JSON, and returns the raw text when it is not JSON (or is `null`, which
+ *   only a string stored raw can be).
  */
 export const ValueCoding = {
   /** The text to store for `value`. */
@@ -77,7 +78,10 @@ export const ValueCoding = {
     // Most stored strings (tokens) cannot be JSON: skip the parser's exception for them.
     if (!/^[\s]*[[{"\-0-9tfn]/.test(text)) return text as unknown as T;
     try {
-      return JSON.parse(text) as T;
+      const parsed: unknown = JSON.parse(text);
+      // Nothing is stored as JSON null (null is refused), so the text `null` is a string that
+      // was stored raw; read as null it would look like a missing value.
+      return (parsed === null ? text : parsed) as T;
     } catch {
       return text as unknown as T;
     }

@@ -88,3 +88,13 @@ test('migrateFrom reports a namespace named __proto__ like any other', async () 
   assert.equal(Object.getPrototypeOf(report.namespaces), Object.prototype);
   assert.equal(await SecureStore.get('k', '__proto__'), 'v');
 });
+
+test('the string "null" reads back as that string, not as a missing value', async () => {
+  SecureStore.configure({ servicePrefix: freshPrefix('null-text') });
+  await SecureStore.set('middle_name', 'null');
+  assert.equal(await SecureStore.contains('middle_name'), true);
+  assert.equal(await SecureStore.get('middle_name'), 'null', 'null means missing; nothing stores JSON null');
+  assert.equal(await SecureStore.get('absent'), null);
+  await SecureStore.set('list', [null]);
+  assert.deepEqual(await SecureStore.get('list'), [null], 'JSON null inside a value is kept');
+});
