@@ -98,3 +98,15 @@ test('the string "null" reads back as that string, not as a missing value', asyn
   await SecureStore.set('list', [null]);
   assert.deepEqual(await SecureStore.get('list'), [null], 'JSON null inside a value is kept');
 });
+
+test('a stored string of digits that no number can hold reads back whole, not rounded', async () => {
+  SecureStore.configure({ servicePrefix: freshPrefix('digits') });
+  for (const text of ['12345678901234567890', '1e400', '4.10', ' 7']) {
+    await SecureStore.set('account_number', text);
+    assert.equal(await SecureStore.get('account_number'), text);
+  }
+  for (const number of [42, 0.1, -3.5e-7, 1e21, Number.MAX_SAFE_INTEGER]) {
+    await SecureStore.set('count', number);
+    assert.equal(await SecureStore.get('count'), number, 'numbers stored as numbers read back as numbers');
+  }
+});
