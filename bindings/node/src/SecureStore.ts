@@ -8,7 +8,11 @@ import { ValueCoding } from './ValueCoding';
 export interface PrefixMigrationReport {
   /** The report of each namespace, by name (`default` for the old prefix's own service). */
   namespaces: Record<string, MigrationReport>;
-  /** Whether nothing was left behind (no conflict, nothing skipped, in any namespace). */
+  /** The services under the old prefix that were not moved because their namespace name
+   *  cannot be used (empty, or with control or format characters); their items stay there. */
+  leftBehind: string[];
+  /** Whether nothing was left behind (no conflict, nothing skipped, in any namespace, and no
+   *  service in `leftBehind`). */
   isComplete: boolean;
 }
 
@@ -230,7 +234,7 @@ export class SecureStore {
       );
     }
     const provider = SecureStore.provider;
-    const report: PrefixMigrationReport = { namespaces: {}, isComplete: true };
+    const report: PrefixMigrationReport = { namespaces: {}, leftBehind: [], isComplete: true };
     let services: string[];
     try {
       services = await provider.getServices(oldServicePrefix);
@@ -250,8 +254,12 @@ export class SecureStore {
       // services are not old data. (The old prefix under the new one, `com.app.v1` →
       // `com.app`, is the other way round: every service found is old data.)
       if (newPrefix.startsWith(oldServicePrefix + '.') && (service === newPrefix || service.startsWith(newPrefix + '.'))) continue;
-      if (SecureStore.namespaceProblem(namespace) !== undefined) continue;
       if (options.namespaces !== undefined && !options.namespaces.includes(namespace)) continue;
+      if (SecureStore.namespaceProblem(namespace) !== undefined) {
+        report.leftBehind.push(service);
+        report.isComplete = false;
+        continue;
+      }
       let namespaceReport: MigrationReport;
       await SecureStore.run('migrateFrom', undefined, namespace, async () => {
         namespaceReport = provider.migrateService

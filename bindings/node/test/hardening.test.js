@@ -110,3 +110,17 @@ test('a stored string of digits that no number can hold reads back whole, not ro
     assert.equal(await SecureStore.get('count'), number, 'numbers stored as numbers read back as numbers');
   }
 });
+
+test('migrateFrom says it is not complete when an old service has a namespace no store can use', async () => {
+  const oldPrefix = freshPrefix('unusable-old');
+  // Written below the store (an earlier version accepted the name): U+200B is a format character.
+  await new KeysmithProvider().setItem(`${oldPrefix}.auth\u200B`, 'token', 'old-token');
+  SecureStore.configure({ servicePrefix: oldPrefix });
+  await SecureStore.set('theme', 'dark');
+  SecureStore.configure({ servicePrefix: freshPrefix('unusable-new') });
+  const report = await SecureStore.migrateFrom(oldPrefix);
+  assert.deepEqual(Object.keys(report.namespaces), ['default']);
+  assert.deepEqual(report.leftBehind, [`${oldPrefix}.auth\u200B`]);
+  assert.equal(report.isComplete, false, 'a value was left in the old place');
+  assert.equal(await new KeysmithProvider().getItem(`${oldPrefix}.auth\u200B`, 'token'), 'old-token');
+});
