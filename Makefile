@@ -158,6 +158,9 @@ test-c: c-abi
 ## node: the JavaScript package (bindings/node): the C interface, the Node-API addon
 ## (bindings/node/build/keysmith.node, built with gcc, with libkeysmith.so and the Swift
 ## runtime libraries beside it) and the TypeScript compiled to bindings/node/lib.
+## The addon is linked with -z nodelete: Node unloads an addon when the worker thread that
+## loaded it exits, and the Swift runtime it brings cannot be unloaded (its thread-exit
+## handlers would run in unmapped code).
 NODE_DIR := bindings/node
 NODE_APT_PACKAGES := nodejs node-typescript
 .PHONY: node node-deps test-node
@@ -175,7 +178,7 @@ node: node-deps c-abi
 	@mkdir -p $(NODE_DIR)/build
 	gcc -std=c11 -D_DEFAULT_SOURCE -O2 -fPIC -shared -Wall -Wextra -Werror -Iinclude -I/usr/include/node \
 		-DNODE_GYP_MODULE_NAME=keysmith -o $(NODE_DIR)/build/keysmith.node $(NODE_DIR)/native/keysmith_addon.c \
-		-L$(C_ABI_DIR) -lkeysmith -Wl,-rpath,'$$ORIGIN'
+		-L$(C_ABI_DIR) -lkeysmith -Wl,-rpath,'$$ORIGIN' -Wl,-z,nodelete
 	cp -f $(C_ABI_DIR)/*.so $(NODE_DIR)/build/
 	cd $(NODE_DIR) && tsc -p .
 

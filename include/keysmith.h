@@ -162,7 +162,8 @@ int32_t keysmith_migrate_service(const keysmith_store *store, const char *old_se
                                  const char *namespace_name, char **out_report_json, keysmith_error *error);
 
 /** Zeroes and frees a buffer the library returned (a value, a list's items, a report).
-    NULL is fine. */
+    NULL is fine. A buffer freed already, or a pointer the library did not return, stops
+    the program with a message (abort), as free() does for a double free. */
 void keysmith_free(void *buffer);
 
 /**

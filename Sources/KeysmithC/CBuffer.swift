@@ -7,10 +7,17 @@ import CSodium
 /// zeroes them before releasing them.
 ///
 /// Each buffer is preceded by a header holding its length, so `keysmith_free` needs only the
-/// pointer and can zero every byte it handed out.
+/// pointer and can zero every byte it handed out, and a tag derived from the buffer's address.
+/// A pointer whose tag is wrong (freed already, or never handed out by the library) stops the
+/// program, as `free` does for a double free, instead of zeroing memory of unknown length.
 enum CBuffer {
-    /// The bytes before each buffer: its length, padded to keep the buffer 16-byte aligned.
+    /// The bytes before each buffer: its length and its tag, keeping the buffer 16-byte aligned.
     static let headerSize = 16
+
+    /// The tag of a live buffer at `pointer` (a released buffer's header is zeroed).
+    private static func tag(_ pointer: UnsafeMutableRawPointer) -> UInt64 {
+        0x6B65_7973_6D69_7468 ^ UInt64(UInt(bitPattern: pointer))
+    }
 
     /// The test observer of `keysmith_free`, with its context.
     private static let observer = FreeObserver()
@@ -23,6 +30,7 @@ enum CBuffer {
         guard length >= 0, length <= Int.max - headerSize - 1 else { return nil }
         guard let base = malloc(headerSize + max(length, 1)) else { return nil }
         base.storeBytes(of: length, as: Int.self)
+        (base + 8).storeBytes(of: tag(base + headerSize), as: UInt64.self)
         return base + headerSize
     }
 
@@ -39,12 +47,21 @@ enum CBuffer {
         #endif
     }
 
-    /// Zeroes and releases a buffer from ``allocate(_:)``.
+    /// Zeroes and releases a buffer from ``allocate(_:)``; stops the program for a pointer
+    /// that is not a live buffer of the library (a second `keysmith_free`, or a pointer from
+    /// elsewhere), whose length cannot be trusted.
     /// - Parameter pointer: The pointer the caller saw, or `nil`.
     static func release(_ pointer: UnsafeMutableRawPointer?) {
         guard let pointer else { return }
         let base = pointer - headerSize
         let length = base.load(as: Int.self)
+        guard (base + 8).load(as: UInt64.self) == tag(pointer), length >= 0 else {
+            let message = "keysmith_free: \(pointer) is not a buffer the library returned, or it was freed already "
+                + "(free each buffer once, and only buffers from keysmith_get, keysmith_keys, keysmith_services "
+                + "or keysmith_migrate_service).\n"
+            _ = message.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+            abort()
+        }
         zero(pointer, length)
         observer.notify(pointer, length)
         zero(base, headerSize)

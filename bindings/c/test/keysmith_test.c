@@ -4,11 +4,15 @@
  *
  * Build and run: make test-c. Prints one line per check and exits 1 if any failed.
  */
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "keysmith.h"
 
@@ -317,6 +321,40 @@ static void test_threads(keysmith_store *store) {
     CHECK(total == 0, "one store shared by %d threads: %d failures", COUNT, total);
 }
 
+/* How a child process that calls keysmith_free on `buffer` twice ends (its wait status). */
+static int status_of_double_free(void *buffer) {
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) dup2(devnull, STDERR_FILENO); /* the library's message is expected */
+        keysmith_free(buffer);
+        keysmith_free(buffer);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    return status;
+}
+
+static void test_misused_free(keysmith_store *store) {
+    keysmith_error error;
+    uint8_t *value = NULL;
+    size_t length = 0;
+    CHECK(keysmith_set(store, SERVICE, "double_free", SECRET, sizeof SECRET, &error) == KEYSMITH_OK, "%s", error.message);
+    CHECK(keysmith_get(store, SERVICE, "double_free", &value, &length, &error) == KEYSMITH_OK, "%s", error.message);
+    /* A second keysmith_free must stop the program (as free() does), not zero memory by a
+       length read from a released block nor hand the block out twice. */
+    int status = status_of_double_free(value);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "a double keysmith_free aborts (wait status %d)", status);
+    keysmith_free(value);
+    /* So does a pointer the library never returned. */
+    uint8_t *foreign = calloc(1, 64);
+    status = status_of_double_free(foreign + 16);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "keysmith_free of a foreign pointer aborts (wait status %d)", status);
+    free(foreign);
+}
+
 int main(void) {
     if (getenv("KEYSMITH_HOME") == NULL) {
         fprintf(stderr, "keysmith_test: set KEYSMITH_HOME to an empty temporary directory\n");
@@ -337,6 +375,7 @@ int main(void) {
     test_lists(store);
     test_biometric_and_migration(store);
     test_threads(store);
+    test_misused_free(store);
 
     keysmith_store_close(store);
     printf("keysmith C interface: %d checks, %d failed\n", checks, failures);

@@ -102,6 +102,42 @@ static napi_value make_error(napi_env env, const char *code, int32_t status, con
     return error;
 }
 
+/* Whether a JavaScript string has no unpaired surrogate; throws INVALID_VALUE when it has one.
+   Its UTF-8 form would carry U+FFFD in place of the half pair, so two different keys (or
+   namespaces) would name the same item, and a value would be stored changed. */
+static int well_formed(napi_env env, napi_value value, const char *name) {
+    size_t length = 0;
+    if (napi_get_value_string_utf16(env, value, NULL, 0, &length) != napi_ok) return 0;
+    char16_t *units = malloc((length + 1) * sizeof *units);
+    if (units == NULL) {
+        napi_throw_error(env, "UNKNOWN", "Out of memory.");
+        return 0;
+    }
+    napi_get_value_string_utf16(env, value, units, length + 1, &length);
+    int ok = 1;
+    for (size_t i = 0; i < length && ok; i++) {
+        if (units[i] >= 0xD800 && units[i] <= 0xDBFF) {
+            if (i + 1 < length && units[i + 1] >= 0xDC00 && units[i + 1] <= 0xDFFF) {
+                i++;
+            } else {
+                ok = 0;
+            }
+        } else if (units[i] >= 0xDC00 && units[i] <= 0xDFFF) {
+            ok = 0;
+        }
+    }
+    wipe(units, (length + 1) * sizeof *units); /* it may be a value */
+    free(units);
+    if (!ok) {
+        char message[256];
+        snprintf(message, sizeof message,
+                 "The %s contains an unpaired surrogate (half of a UTF-16 pair), which UTF-8 cannot carry: "
+                 "it would be stored as different text. Use well-formed text.", name);
+        napi_throw(env, make_error(env, "INVALID_VALUE", KEYSMITH_ERR_PARAM, message));
+    }
+    return ok;
+}
+
 /* A string argument, or NULL for null/undefined when optional. Throws on a wrong type. */
 static int string_argument(napi_env env, napi_value value, const char *name, int optional, char **out,
                            size_t *out_length) {
@@ -116,6 +152,7 @@ static int string_argument(napi_env env, napi_value value, const char *name, int
         napi_throw(env, make_error(env, "INVALID_VALUE", KEYSMITH_ERR_PARAM, message));
         return 0;
     }
+    if (!well_formed(env, value, name)) return 0;
     size_t length = 0;
     if (napi_get_value_string_utf8(env, value, NULL, 0, &length) != napi_ok) return 0;
     char *copy = malloc(length + 1);

@@ -8,7 +8,11 @@ import { ValueCoding } from './ValueCoding';
 export interface PrefixMigrationReport {
   /** The report of each namespace, by name (`default` for the old prefix's own service). */
   namespaces: Record<string, MigrationReport>;
-  /** Whether nothing was left behind (no conflict, nothing skipped, in any namespace). */
+  /** The services under the old prefix that were not moved because their namespace name
+   *  cannot be used (empty, or with control or format characters); their items stay there. */
+  leftBehind: string[];
+  /** Whether nothing was left behind (no conflict, nothing skipped, in any namespace, and no
+   *  service in `leftBehind`). */
   isComplete: boolean;
 }
 
@@ -230,7 +234,7 @@ export class SecureStore {
       );
     }
     const provider = SecureStore.provider;
-    const report: PrefixMigrationReport = { namespaces: {}, isComplete: true };
+    const report: PrefixMigrationReport = { namespaces: {}, leftBehind: [], isComplete: true };
     let services: string[];
     try {
       services = await provider.getServices(oldServicePrefix);
@@ -247,10 +251,15 @@ export class SecureStore {
         continue; // `com.app.oldx` is not under `com.app.old`
       }
       // The new prefix may itself be under the old one (`com.app` → `com.app.v2`): its own
-      // services are not old data.
-      if (service === newPrefix || service.startsWith(newPrefix + '.')) continue;
-      if (SecureStore.namespaceProblem(namespace) !== undefined) continue;
+      // services are not old data. (The old prefix under the new one, `com.app.v1` →
+      // `com.app`, is the other way round: every service found is old data.)
+      if (newPrefix.startsWith(oldServicePrefix + '.') && (service === newPrefix || service.startsWith(newPrefix + '.'))) continue;
       if (options.namespaces !== undefined && !options.namespaces.includes(namespace)) continue;
+      if (SecureStore.namespaceProblem(namespace) !== undefined) {
+        report.leftBehind.push(service);
+        report.isComplete = false;
+        continue;
+      }
       let namespaceReport: MigrationReport;
       await SecureStore.run('migrateFrom', undefined, namespace, async () => {
         namespaceReport = provider.migrateService
@@ -259,7 +268,8 @@ export class SecureStore {
         return 'success';
       });
       const done = namespaceReport!;
-      report.namespaces[namespace] = done;
+      // Defined, not assigned: a namespace named `__proto__` is a key like any other.
+      Object.defineProperty(report.namespaces, namespace, { value: done, enumerable: true, writable: true, configurable: true });
       if (done.conflicts.length > 0 || Object.keys(done.skipped).length > 0) report.isComplete = false;
     }
     return report;
@@ -330,8 +340,8 @@ export class SecureStore {
   /** Why a namespace name cannot be used (the Swift store's rule), or undefined. */
   private static namespaceProblem(name: string): string | undefined {
     if (name.length === 0) return 'A namespace name must not be empty.';
-    // eslint-disable-next-line no-control-regex
-    if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) return 'A namespace name must not contain control characters.';
+    // Control and format characters (Cc, Cf: U+200B, U+FEFF, ...), as the Swift store refuses them.
+    if (/[\p{Cc}\p{Cf}]/u.test(name)) return 'A namespace name must not contain control characters.';
     return undefined;
   }
 

@@ -12,7 +12,9 @@ import { SecureStoreError, SecureStoreErrorCode } from './SecureStoreError';
  * - The serialized text may not be longer than the size limit, in characters (user-perceived
  *   characters, as Swift counts them: an emoji is one).
  * - A string with an unpaired surrogate is rejected: its UTF-8 form would not be the same text.
- * - Reading parses JSON, and returns the raw text when it is not JSON.
+ * - Reading parses JSON, and returns the raw text when it is not JSON, is `null` (which only
+ *   a string stored raw can be), or is a number that does not read back as the same text
+ *   (`12345678901234567890` would lose digits).
  */
 export const ValueCoding = {
   /** The text to store for `value`. */
@@ -77,7 +79,15 @@ export const ValueCoding = {
     // Most stored strings (tokens) cannot be JSON: skip the parser's exception for them.
     if (!/^[\s]*[[{"\-0-9tfn]/.test(text)) return text as unknown as T;
     try {
-      return JSON.parse(text) as T;
+      const parsed: unknown = JSON.parse(text);
+      // Nothing is stored as JSON null (null is refused), so the text `null` is a string that
+      // was stored raw; read as null it would look like a missing value.
+      if (parsed === null) return text as unknown as T;
+      // A number whose JSON form is not the stored text was not stored as a number (JSON.stringify
+      // writes the exact form back): it is a string such as an account number of 20 digits,
+      // which as a number would lose digits.
+      if (typeof parsed === 'number' && JSON.stringify(parsed) !== text) return text as unknown as T;
+      return parsed as T;
     } catch {
       return text as unknown as T;
     }
