@@ -61,7 +61,7 @@ test('other values are stored as JSON and read back as values', async () => {
     await SecureStore.set('v', value, 'misc');
     assert.deepEqual(await SecureStore.get('v', 'misc'), value);
   }
-  // A string that is itself JSON text: get parses it (the seed's rule), getString returns it exactly.
+  // A string that is itself JSON text: get parses it (the store's rule), getString returns it exactly.
   await SecureStore.set('pin', '1234', 'misc');
   assert.equal(await SecureStore.get('pin', 'misc'), 1234);
   assert.equal(await SecureStore.getString('pin', 'misc'), '1234');
@@ -202,6 +202,40 @@ test('bad keys, namespaces and options get INVALID_VALUE with the cause', async 
   );
 });
 
+test('a call from plain JavaScript without a key says the key is missing, not something about the value', async () => {
+  fresh('nokey');
+  for (const call of [
+    () => SecureStore.set(),
+    () => SecureStore.set(undefined, 'v', 'auth'),
+    () => SecureStore.setBiometricProtected(undefined, 'v'),
+    () => SecureStore.get(),
+    () => SecureStore.getString(null),
+    () => SecureStore.contains(),
+    () => SecureStore.remove(),
+  ]) {
+    const error = await rejectsWith(call(), SecureStoreErrorCode.INVALID_VALUE);
+    assert.match(error.message, /key must be a string/, error.message);
+  }
+  assert.throws(
+    () => SecureStore.configure({ sizeLimit: '10' }),
+    (e) => e.code === 'INVALID_VALUE' && /got "10" \(a string\)/.test(e.message),
+  );
+});
+
+test('migrateFrom refuses namespaces that are not a list of names, and moves nothing', async () => {
+  const oldPrefix = freshPrefix('nslist');
+  SecureStore.configure({ servicePrefix: oldPrefix });
+  await SecureStore.set('token', 't', 'auth');
+  await SecureStore.set('other', 'o', 'th');
+  fresh('nslist-new');
+  // A string is not a list: 'auth'.includes('th') must not select the namespace 'th'.
+  const error = await rejectsWith(SecureStore.migrateFrom(oldPrefix, { namespaces: 'auth' }), SecureStoreErrorCode.INVALID_VALUE);
+  assert.match(error.message, /array of namespace names/);
+  await rejectsWith(SecureStore.migrateFrom(oldPrefix, { namespaces: [42] }), SecureStoreErrorCode.INVALID_VALUE);
+  assert.equal(await SecureStore.get('other', 'th'), null);
+  assert.equal(keysmith(['find-generic-password', '-s', `${oldPrefix}.th`, '-a', 'other', '-w']).stdout, 'o\n');
+});
+
 test('the accessibility is applied to the items written', async () => {
   const servicePrefix = freshPrefix('accessible');
   SecureStore.configure({ servicePrefix });
@@ -255,7 +289,7 @@ test('migrateFrom moves every namespace of the old prefix and never deletes the 
   await SecureStore.set('access_token', 'tok', 'auth');
   await SecureStore.set('profile', { nickname: 'Ada' }, 'account_7');
   await SecureStore.set('conflicting', 'old value', 'auth');
-  // The seed's old default namespace was the prefix itself.
+  // Earlier JavaScript stores kept their default namespace in the prefix itself.
   const legacy = keysmith(['add-generic-password', '-s', oldPrefix, '-a', 'device_id', '--stdin'], 'dev-1');
   assert.equal(legacy.status, 0, legacy.stderr);
 
