@@ -2,6 +2,10 @@
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
 const {
   SecureStore,
   SecureStoreError,
@@ -265,6 +269,35 @@ test('items go to the shared access group by default; a foreign group is MISSING
   assert.ok(!error.message.includes('secret-value-123'), 'the message never contains the value');
   SecureStore.configure({ servicePrefix });
   assert.equal(await SecureStore.get('k'), 'v');
+});
+
+test('a locked keychain is INTERACTION_NOT_ALLOWED, and the message says how to unlock it', () => {
+  // A keychain of its own, with a passphrase, locked: the other tests keep theirs unlocked.
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'keysmith-locked-'));
+  try {
+    const env = { ...process.env, KEYSMITH_HOME: home };
+    const run = (args, input) => spawnSync(process.env.KEYSMITH_EXECUTABLE, args, { env, input, encoding: 'utf8' });
+    assert.equal(run(['create', '--stdin'], 'correct horse\ncorrect horse\n').status, 0);
+    const node = (body) =>
+      spawnSync(
+        process.execPath,
+        ['-e', `const { SecureStore } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'index.js'))});
+          SecureStore.configure({ servicePrefix: 'com.example.locked', accessible: 'whenUnlockedThisDeviceOnly' });
+          (async () => { ${body} })().catch((e) => console.log(JSON.stringify({ code: e.code, status: e.status, message: e.message })));`],
+        { env, encoding: 'utf8' },
+      );
+    assert.equal(node("await SecureStore.set('access_token', 'tok', 'auth');").stdout, '');
+    const locked = run(['lock']);
+    assert.equal(locked.status, 0, locked.stderr);
+    const error = JSON.parse(node("await SecureStore.get('access_token', 'auth');").stdout);
+    assert.equal(error.code, 'INTERACTION_NOT_ALLOWED');
+    assert.equal(error.status, -25308);
+    assert.match(error.message, /locked/);
+    assert.match(error.message, /keysmith unlock/, error.message);
+    assert.doesNotMatch(error.message, /tok\b/);
+  } finally {
+    fs.rmSync(home, { recursive: true, force: true });
+  }
 });
 
 test('setBiometricProtected checks the capability and falls back where there is no biometry', async () => {
