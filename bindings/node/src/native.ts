@@ -35,7 +35,10 @@ let addon: NativeAddon | undefined;
 export function nativeAddon(): NativeAddon {
   if (addon === undefined) {
     const path = require('path');
-    const file: string = process.env.KEYSMITH_NODE_ADDON ?? path.join(__dirname, '..', 'build', 'keysmith.node');
+    // A relative KEYSMITH_NODE_ADDON is relative to the working directory, as any path a user
+    // gives (require alone would take it relative to this file, or for a module name).
+    const variable = process.env.KEYSMITH_NODE_ADDON;
+    const file: string = variable ? path.resolve(variable) : path.join(__dirname, '..', 'build', 'keysmith.node');
     try {
       addon = require(file) as NativeAddon;
     } catch (error) {

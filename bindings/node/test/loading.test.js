@@ -11,12 +11,13 @@ const built = path.join(__dirname, '..', 'build', 'keysmith.node');
 const index = path.join(__dirname, '..', 'lib', 'index.js');
 
 /** The message of the error `SecureStore.configure()` throws with KEYSMITH_NODE_ADDON=addon. */
-function loadError(addon) {
+function loadError(addon, cwd = undefined) {
   const script =
     `const { SecureStore } = require(${JSON.stringify(index)});` +
     'try { SecureStore.configure(); console.log("loaded"); } catch (e) { console.log(e.code + " " + e.message); }';
   const result = spawnSync(process.execPath, ['-e', script], {
     encoding: 'utf8',
+    cwd,
     env: { PATH: process.env.PATH, KEYSMITH_HOME: os.tmpdir(), KEYSMITH_NODE_ADDON: addon },
   });
   assert.equal(result.status, 0, result.stderr);
@@ -51,4 +52,10 @@ test('a missing system library names the package that provides it', () => {
   const message = loadFailure('/app/build/keysmith.node', 'libsodium.so.23: cannot open shared object file: No such file or directory');
   assert.match(message, /apt-get install libsodium23/);
   assert.doesNotMatch(message, /make node/);
+});
+
+test('a relative KEYSMITH_NODE_ADDON is taken from the working directory', () => {
+  const directory = path.join(__dirname, '..');
+  assert.equal(loadError(path.join('build', 'keysmith.node'), directory), 'loaded');
+  assert.equal(loadError(`.${path.sep}${path.join('build', 'keysmith.node')}`, directory), 'loaded');
 });
