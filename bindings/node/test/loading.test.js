@@ -15,13 +15,18 @@ function loadError(addon, cwd = undefined) {
   const script =
     `const { SecureStore } = require(${JSON.stringify(index)});` +
     'try { SecureStore.configure(); console.log("loaded"); } catch (e) { console.log(e.code + " " + e.message); }';
-  const result = spawnSync(process.execPath, ['-e', script], {
-    encoding: 'utf8',
-    cwd,
-    env: { PATH: process.env.PATH, KEYSMITH_HOME: os.tmpdir(), KEYSMITH_NODE_ADDON: addon },
-  });
-  assert.equal(result.status, 0, result.stderr);
-  return result.stdout.trim();
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'keysmith-home-'));
+  try {
+    const result = spawnSync(process.execPath, ['-e', script], {
+      encoding: 'utf8',
+      cwd,
+      env: { PATH: process.env.PATH, KEYSMITH_HOME: home, KEYSMITH_NODE_ADDON: addon },
+    });
+    assert.equal(result.status, 0, result.stderr);
+    return result.stdout.trim();
+  } finally {
+    fs.rmSync(home, { recursive: true, force: true });
+  }
 }
 
 test('an addon copied without the libraries beside it says to copy them, not to rebuild', () => {
