@@ -118,6 +118,23 @@ test('values without a JSON form are rejected with INVALID_VALUE', async () => {
   assert.deepEqual(await SecureStore.get('v'), { s: 'x\ud800' });
 });
 
+test('a Promise (a forgotten await), a Map or a Set is refused, not stored as {}', async () => {
+  fresh('lossy');
+  const forgotten = await rejectsWith(SecureStore.set('access_token', Promise.resolve('tok'), 'auth'), SecureStoreErrorCode.INVALID_VALUE);
+  assert.match(forgotten.message, /Promise/);
+  assert.match(forgotten.message, /await/);
+  const map = await rejectsWith(SecureStore.set('m', new Map([['a', 1]])), SecureStoreErrorCode.INVALID_VALUE);
+  assert.match(map.message, /Map/);
+  assert.match(map.message, /Object\.fromEntries/);
+  await rejectsWith(SecureStore.set('s', { tags: new Set(['a']) }), SecureStoreErrorCode.INVALID_VALUE);
+  await rejectsWith(SecureStore.setBiometricProtected('p', Promise.resolve('1234')), SecureStoreErrorCode.INVALID_VALUE);
+  assert.deepEqual(await SecureStore.getKeys('auth'), []);
+  assert.deepEqual(await SecureStore.getKeys(), []);
+  // What JSON carries whole still works: a Date is its ISO text.
+  await SecureStore.set('d', { at: new Date(0) });
+  assert.deepEqual(await SecureStore.get('d'), { at: '1970-01-01T00:00:00.000Z' });
+});
+
 test('values over 2048 characters are rejected with LIMIT_EXCEEDED; 2048 is fine', async () => {
   fresh('limit');
   await SecureStore.set('big', 'a'.repeat(2048), 'cache');
