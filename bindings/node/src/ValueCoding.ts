@@ -38,8 +38,9 @@ export const ValueCoding = {
       text = value;
     } else {
       try {
-        text = JSON.stringify(value, (_, member: unknown) => {
-          const problem = lossyProblem(member);
+        text = JSON.stringify(value, function (this: Record<string, unknown>, name: string, member: unknown) {
+          // `this[name]` is the member before its toJSON (a Buffer's is a plain object).
+          const problem = lossyProblem(this[name]) ?? lossyProblem(member);
           if (problem !== undefined) throw new SecureStoreError(SecureStoreErrorCode.INVALID_VALUE, `The value for '${key}' ${problem}`, { key, namespace });
           return member;
         });
@@ -103,6 +104,10 @@ function lossyProblem(value: unknown): string | undefined {
   }
   if (value instanceof Set || value instanceof WeakSet) {
     return 'contains a Set, which JSON stores as {}: convert it first ([...set]).';
+  }
+  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) {
+    return 'contains bytes (a Buffer, typed array or ArrayBuffer), which JSON stores as an object of numbers: ' +
+      "store them as text, for example Buffer.from(bytes).toString('base64').";
   }
   return undefined;
 }

@@ -118,7 +118,7 @@ test('values without a JSON form are rejected with INVALID_VALUE', async () => {
   assert.deepEqual(await SecureStore.get('v'), { s: 'x\ud800' });
 });
 
-test('a Promise (a forgotten await), a Map or a Set is refused, not stored as {}', async () => {
+test('a Promise (a forgotten await), a Map, a Set or bytes are refused, not stored changed', async () => {
   fresh('lossy');
   const forgotten = await rejectsWith(SecureStore.set('access_token', Promise.resolve('tok'), 'auth'), SecureStoreErrorCode.INVALID_VALUE);
   assert.match(forgotten.message, /Promise/);
@@ -127,6 +127,9 @@ test('a Promise (a forgotten await), a Map or a Set is refused, not stored as {}
   assert.match(map.message, /Map/);
   assert.match(map.message, /Object\.fromEntries/);
   await rejectsWith(SecureStore.set('s', { tags: new Set(['a']) }), SecureStoreErrorCode.INVALID_VALUE);
+  const bytes = await rejectsWith(SecureStore.set('key', Buffer.from([1, 2, 3])), SecureStoreErrorCode.INVALID_VALUE);
+  assert.match(bytes.message, /base64/);
+  await rejectsWith(SecureStore.set('key', { raw: new Uint8Array([1]) }), SecureStoreErrorCode.INVALID_VALUE);
   await rejectsWith(SecureStore.setBiometricProtected('p', Promise.resolve('1234')), SecureStoreErrorCode.INVALID_VALUE);
   assert.deepEqual(await SecureStore.getKeys('auth'), []);
   assert.deepEqual(await SecureStore.getKeys(), []);
