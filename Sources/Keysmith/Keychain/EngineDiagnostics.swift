@@ -10,9 +10,14 @@ import KeychainServices
 #if canImport(Security) || KEYSMITH_APPLE_SURFACE
 /// The keychain's own diagnosis of the last failed call on this thread (none on Apple platforms).
 func lastEngineDiagnosis() -> String? { nil }
+/// The keychain's own fix for the last failed call on this thread (none on Apple platforms).
+func lastEngineRecovery() -> String? { nil }
 #else
 /// The keychain's own diagnosis of the last failed call on this thread.
 func lastEngineDiagnosis() -> String? { KeychainDiagnostics.lastFailureDescription }
+/// The keychain's own fix for the last failed call on this thread (for a locked keychain:
+/// `keysmith unlock`).
+func lastEngineRecovery() -> String? { KeychainDiagnostics.lastFailureRecovery }
 #endif
 
 /// Whether the last keychain call a store made on this thread was failed by an
@@ -37,4 +42,10 @@ enum InjectedCallMarker {
 /// that call was injected.
 func diagnosisOfLastCall() -> String? {
     InjectedCallMarker.lastCallWasInjected ? nil : lastEngineDiagnosis()
+}
+
+/// The engine's fix for a failure of the call just made on this thread, or `nil` when that
+/// call was injected or the engine knows none.
+func recoveryOfLastCall() -> String? {
+    InjectedCallMarker.lastCallWasInjected ? nil : lastEngineRecovery()
 }

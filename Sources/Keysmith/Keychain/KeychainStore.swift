@@ -602,7 +602,11 @@ public struct KeychainStore: Sendable {
 
     /// The error for a failed call, with the keychain's own diagnosis where there is one
     /// (never for an injected status: the engine's record is then from an earlier call).
+    /// For a keychain that is locked, the engine's fix (`keysmith unlock` on Linux) replaces
+    /// the general advice, which is written for a locked phone.
     func failure(_ status: OSStatus, _ operation: KeychainError.Operation, key: String?) -> KeychainError {
-        KeychainError(status: status, operation: operation, service: service, key: key, detail: diagnosisOfLastCall())
+        KeychainError(
+            status: status, operation: operation, service: service, key: key, detail: diagnosisOfLastCall(),
+            fix: status == errSecInteractionNotAllowed ? recoveryOfLastCall() : nil)
     }
 }

@@ -27,6 +27,9 @@ const RN_ACCESSIBLE_NAMES: Record<string, SecureStoreAccessible> = {
 
 const DEFAULT_NAMESPACE = 'default';
 
+/** The key argument of the operations that take none (`getKeys`, `resetNamespace`, `migrateFrom`). */
+const NO_KEY: unique symbol = Symbol('no key');
+
 /**
  * The secure store: business code stores and reads values by key and namespace, and the
  * store takes care of services, serialization, size limits, error codes, biometric fallback
@@ -72,7 +75,8 @@ export class SecureStore {
     const accessible = SecureStore.accessibility(options.accessible);
     const sizeLimit = options.sizeLimit ?? 2048;
     if (!Number.isInteger(sizeLimit) || sizeLimit < 1) {
-      throw new SecureStoreError(SecureStoreErrorCode.INVALID_VALUE, `The size limit must be an integer of at least 1; got ${sizeLimit}.`);
+      const given = typeof sizeLimit === 'string' ? `"${sizeLimit}" (a string)` : String(sizeLimit);
+      throw new SecureStoreError(SecureStoreErrorCode.INVALID_VALUE, `The size limit must be an integer of at least 1; got ${given}.`);
     }
     const provider =
       options.provider ??
@@ -176,7 +180,7 @@ export class SecureStore {
    * clears `auth` without touching other modules' data.
    */
   static async resetNamespace(ns?: string): Promise<void> {
-    await SecureStore.run('resetNamespace', undefined, ns, async (namespace) => {
+    await SecureStore.run('resetNamespace', NO_KEY, ns, async (namespace) => {
       await SecureStore.provider.removeAll(SecureStore.service(namespace));
       return 'success';
     });
@@ -185,7 +189,7 @@ export class SecureStore {
   /** The keys stored in namespace `ns`, sorted. */
   static async getKeys(ns?: string): Promise<string[]> {
     let keys: string[] = [];
-    await SecureStore.run('getKeys', undefined, ns, async (namespace) => {
+    await SecureStore.run('getKeys', NO_KEY, ns, async (namespace) => {
       keys = await SecureStore.provider.getKeys(SecureStore.service(namespace));
       return 'success';
     });
@@ -226,6 +230,14 @@ export class SecureStore {
    */
   static async migrateFrom(oldServicePrefix: string, options: { namespaces?: string[] } = {}): Promise<PrefixMigrationReport> {
     SecureStore.checkPrefix(oldServicePrefix, 'oldServicePrefix');
+    const only = options.namespaces;
+    if (only !== undefined && (!Array.isArray(only) || only.some((name) => typeof name !== 'string'))) {
+      throw new SecureStoreError(
+        SecureStoreErrorCode.INVALID_VALUE,
+        'The namespaces option of migrateFrom must be an array of namespace names, for example ' +
+          "{ namespaces: ['auth'] }; nothing was migrated.",
+      );
+    }
     const newPrefix = SecureStore.servicePrefix;
     if (oldServicePrefix === newPrefix) {
       throw new SecureStoreError(
@@ -261,7 +273,7 @@ export class SecureStore {
         continue;
       }
       let namespaceReport: MigrationReport;
-      await SecureStore.run('migrateFrom', undefined, namespace, async () => {
+      await SecureStore.run('migrateFrom', NO_KEY, namespace, async () => {
         namespaceReport = provider.migrateService
           ? await provider.migrateService(service, newPrefix, namespace)
           : await SecureStore.migrateThrough(provider, service, SecureStore.service(namespace));
@@ -305,14 +317,20 @@ export class SecureStore {
     return report;
   }
 
-  /** Checks the key and namespace, runs `body`, maps its failure and tells the logger. */
+  /**
+   * Checks the key and namespace, runs `body`, maps its failure and tells the logger.
+   * `key` is `NO_KEY` for the operations that take none; for the others, a key missing in a
+   * call from plain JavaScript (`undefined`, `null`) is refused as a key, before the value is
+   * looked at.
+   */
   private static async run(
     operation: string,
-    key: string | undefined,
+    keyArgument: string | typeof NO_KEY,
     ns: string | undefined,
     body: (namespace: string) => Promise<SecureStoreEvent['outcome']>,
   ): Promise<void> {
     const namespace = ns ?? DEFAULT_NAMESPACE;
+    const key = typeof keyArgument === 'string' ? keyArgument : undefined;
     try {
       if (typeof namespace !== 'string' || SecureStore.namespaceProblem(namespace) !== undefined) {
         throw new SecureStoreError(
@@ -321,10 +339,12 @@ export class SecureStore {
           { key, namespace: typeof namespace === 'string' ? namespace : undefined },
         );
       }
-      if (key !== undefined && (typeof key !== 'string' || key.length === 0)) {
+      if (keyArgument !== NO_KEY && (key === undefined || key.length === 0)) {
         throw new SecureStoreError(
           SecureStoreErrorCode.INVALID_VALUE,
-          typeof key !== 'string' ? 'A key must be a string.' : 'A key must not be empty.',
+          key === undefined
+            ? `A key must be a string; got ${keyArgument === null ? 'null' : typeof keyArgument}.`
+            : 'A key must not be empty.',
           { namespace },
         );
       }

@@ -40,8 +40,14 @@ export const ValueCoding = {
       text = value;
     } else {
       try {
-        text = JSON.stringify(value);
+        text = JSON.stringify(value, function (this: Record<string, unknown>, name: string, member: unknown) {
+          // `this[name]` is the member before its toJSON (a Buffer's is a plain object).
+          const problem = lossyProblem(this[name]) ?? lossyProblem(member);
+          if (problem !== undefined) throw new SecureStoreError(SecureStoreErrorCode.INVALID_VALUE, `The value for '${key}' ${problem}`, { key, namespace });
+          return member;
+        });
       } catch (error) {
+        if (error instanceof SecureStoreError) throw error;
         const reason = error instanceof Error ? error.message : String(error);
         throw new SecureStoreError(
           SecureStoreErrorCode.INVALID_VALUE,
@@ -93,6 +99,28 @@ export const ValueCoding = {
     }
   },
 };
+
+/**
+ * Why a value (or a member of one) would be stored as something else than it is: JSON turns
+ * a Promise, a Map or a Set into `{}`. Undefined when JSON carries it.
+ */
+function lossyProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (typeof (value as { then?: unknown }).then === 'function') {
+    return 'is a Promise (or another thenable), which would be stored as {}: await it, then store the result.';
+  }
+  if (value instanceof Map || value instanceof WeakMap) {
+    return 'contains a Map, which JSON stores as {}: convert it first (Object.fromEntries(map)).';
+  }
+  if (value instanceof Set || value instanceof WeakSet) {
+    return 'contains a Set, which JSON stores as {}: convert it first ([...set]).';
+  }
+  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) {
+    return 'contains bytes (a Buffer, typed array or ArrayBuffer), which JSON stores as an object of numbers: ' +
+      "store them as text, for example Buffer.from(bytes).toString('base64').";
+  }
+  return undefined;
+}
 
 /** Whether a string has no unpaired surrogate (so that its UTF-8 form is exact). */
 function isWellFormed(text: string): boolean {

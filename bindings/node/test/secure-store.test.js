@@ -2,6 +2,10 @@
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
 const {
   SecureStore,
   SecureStoreError,
@@ -61,7 +65,7 @@ test('other values are stored as JSON and read back as values', async () => {
     await SecureStore.set('v', value, 'misc');
     assert.deepEqual(await SecureStore.get('v', 'misc'), value);
   }
-  // A string that is itself JSON text: get parses it (the seed's rule), getString returns it exactly.
+  // A string that is itself JSON text: get parses it (the store's rule), getString returns it exactly.
   await SecureStore.set('pin', '1234', 'misc');
   assert.equal(await SecureStore.get('pin', 'misc'), 1234);
   assert.equal(await SecureStore.getString('pin', 'misc'), '1234');
@@ -112,6 +116,26 @@ test('values without a JSON form are rejected with INVALID_VALUE', async () => {
   // Inside JSON it is escaped, so it survives.
   await SecureStore.set('v', { s: 'x\ud800' });
   assert.deepEqual(await SecureStore.get('v'), { s: 'x\ud800' });
+});
+
+test('a Promise (a forgotten await), a Map, a Set or bytes are refused, not stored changed', async () => {
+  fresh('lossy');
+  const forgotten = await rejectsWith(SecureStore.set('access_token', Promise.resolve('tok'), 'auth'), SecureStoreErrorCode.INVALID_VALUE);
+  assert.match(forgotten.message, /Promise/);
+  assert.match(forgotten.message, /await/);
+  const map = await rejectsWith(SecureStore.set('m', new Map([['a', 1]])), SecureStoreErrorCode.INVALID_VALUE);
+  assert.match(map.message, /Map/);
+  assert.match(map.message, /Object\.fromEntries/);
+  await rejectsWith(SecureStore.set('s', { tags: new Set(['a']) }), SecureStoreErrorCode.INVALID_VALUE);
+  const bytes = await rejectsWith(SecureStore.set('key', Buffer.from([1, 2, 3])), SecureStoreErrorCode.INVALID_VALUE);
+  assert.match(bytes.message, /base64/);
+  await rejectsWith(SecureStore.set('key', { raw: new Uint8Array([1]) }), SecureStoreErrorCode.INVALID_VALUE);
+  await rejectsWith(SecureStore.setBiometricProtected('p', Promise.resolve('1234')), SecureStoreErrorCode.INVALID_VALUE);
+  assert.deepEqual(await SecureStore.getKeys('auth'), []);
+  assert.deepEqual(await SecureStore.getKeys(), []);
+  // What JSON carries whole still works: a Date is its ISO text.
+  await SecureStore.set('d', { at: new Date(0) });
+  assert.deepEqual(await SecureStore.get('d'), { at: '1970-01-01T00:00:00.000Z' });
 });
 
 test('values over 2048 characters are rejected with LIMIT_EXCEEDED; 2048 is fine', async () => {
@@ -202,6 +226,40 @@ test('bad keys, namespaces and options get INVALID_VALUE with the cause', async 
   );
 });
 
+test('a call from plain JavaScript without a key says the key is missing, not something about the value', async () => {
+  fresh('nokey');
+  for (const call of [
+    () => SecureStore.set(),
+    () => SecureStore.set(undefined, 'v', 'auth'),
+    () => SecureStore.setBiometricProtected(undefined, 'v'),
+    () => SecureStore.get(),
+    () => SecureStore.getString(null),
+    () => SecureStore.contains(),
+    () => SecureStore.remove(),
+  ]) {
+    const error = await rejectsWith(call(), SecureStoreErrorCode.INVALID_VALUE);
+    assert.match(error.message, /key must be a string/, error.message);
+  }
+  assert.throws(
+    () => SecureStore.configure({ sizeLimit: '10' }),
+    (e) => e.code === 'INVALID_VALUE' && /got "10" \(a string\)/.test(e.message),
+  );
+});
+
+test('migrateFrom refuses namespaces that are not a list of names, and moves nothing', async () => {
+  const oldPrefix = freshPrefix('nslist');
+  SecureStore.configure({ servicePrefix: oldPrefix });
+  await SecureStore.set('token', 't', 'auth');
+  await SecureStore.set('other', 'o', 'th');
+  fresh('nslist-new');
+  // A string is not a list: 'auth'.includes('th') must not select the namespace 'th'.
+  const error = await rejectsWith(SecureStore.migrateFrom(oldPrefix, { namespaces: 'auth' }), SecureStoreErrorCode.INVALID_VALUE);
+  assert.match(error.message, /array of namespace names/);
+  await rejectsWith(SecureStore.migrateFrom(oldPrefix, { namespaces: [42] }), SecureStoreErrorCode.INVALID_VALUE);
+  assert.equal(await SecureStore.get('other', 'th'), null);
+  assert.equal(keysmith(['find-generic-password', '-s', `${oldPrefix}.th`, '-a', 'other', '-w']).stdout, 'o\n');
+});
+
 test('the accessibility is applied to the items written', async () => {
   const servicePrefix = freshPrefix('accessible');
   SecureStore.configure({ servicePrefix });
@@ -233,6 +291,35 @@ test('items go to the shared access group by default; a foreign group is MISSING
   assert.equal(await SecureStore.get('k'), 'v');
 });
 
+test('a locked keychain is INTERACTION_NOT_ALLOWED, and the message says how to unlock it', () => {
+  // A keychain of its own, with a passphrase, locked: the other tests keep theirs unlocked.
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'keysmith-locked-'));
+  try {
+    const env = { ...process.env, KEYSMITH_HOME: home };
+    const run = (args, input) => spawnSync(process.env.KEYSMITH_EXECUTABLE, args, { env, input, encoding: 'utf8' });
+    assert.equal(run(['create', '--stdin'], 'correct horse\ncorrect horse\n').status, 0);
+    const node = (body) =>
+      spawnSync(
+        process.execPath,
+        ['-e', `const { SecureStore } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'index.js'))});
+          SecureStore.configure({ servicePrefix: 'com.example.locked', accessible: 'whenUnlockedThisDeviceOnly' });
+          (async () => { ${body} })().catch((e) => console.log(JSON.stringify({ code: e.code, status: e.status, message: e.message })));`],
+        { env, encoding: 'utf8' },
+      );
+    assert.equal(node("await SecureStore.set('access_token', 'tok', 'auth');").stdout, '');
+    const locked = run(['lock']);
+    assert.equal(locked.status, 0, locked.stderr);
+    const error = JSON.parse(node("await SecureStore.get('access_token', 'auth');").stdout);
+    assert.equal(error.code, 'INTERACTION_NOT_ALLOWED');
+    assert.equal(error.status, -25308);
+    assert.match(error.message, /locked/);
+    assert.match(error.message, /keysmith unlock/, error.message);
+    assert.doesNotMatch(error.message, /tok\b/);
+  } finally {
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+});
+
 test('setBiometricProtected checks the capability and falls back where there is no biometry', async () => {
   const { servicePrefix, events } = fresh('biometric');
   await SecureStore.set('pin', 'old', 'local_pin');
@@ -255,7 +342,7 @@ test('migrateFrom moves every namespace of the old prefix and never deletes the 
   await SecureStore.set('access_token', 'tok', 'auth');
   await SecureStore.set('profile', { nickname: 'Ada' }, 'account_7');
   await SecureStore.set('conflicting', 'old value', 'auth');
-  // The seed's old default namespace was the prefix itself.
+  // Earlier JavaScript stores kept their default namespace in the prefix itself.
   const legacy = keysmith(['add-generic-password', '-s', oldPrefix, '-a', 'device_id', '--stdin'], 'dev-1');
   assert.equal(legacy.status, 0, legacy.stderr);
 
