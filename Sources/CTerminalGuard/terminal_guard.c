@@ -1,6 +1,9 @@
+#define _GNU_SOURCE
 #include "terminal_guard.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -16,6 +19,9 @@ static struct termios saved_mode;
 static volatile sig_atomic_t mode_changed = 0;
 static volatile sig_atomic_t interrupting_signal = 0;
 static struct sigaction previous_actions[GUARDED_COUNT];
+// The handler may run on any thread (the prompting one often blocks these signals, as
+// dispatch and Swift concurrency threads do): it wakes the prompt through this pipe.
+static int wake_pipe[2] = {-1, -1};
 static int installed[GUARDED_COUNT];
 
 static void restore_on_signal(int signal_number) {
@@ -25,6 +31,7 @@ static void restore_on_signal(int signal_number) {
         mode_changed = 0;
     }
     if (interrupting_signal == 0) interrupting_signal = signal_number;
+    if (wake_pipe[1] >= 0) (void)write(wake_pipe[1], "!", 1);
     errno = saved_errno;
 }
 
@@ -32,6 +39,12 @@ int keysmith_terminal_quiet_begin(int fd) {
     pthread_mutex_lock(&prompt_lock);
     struct termios mode;
     if (tcgetattr(fd, &mode) != 0) {
+        int saved_errno = errno;
+        pthread_mutex_unlock(&prompt_lock);
+        errno = saved_errno;
+        return -1;
+    }
+    if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
         int saved_errno = errno;
         pthread_mutex_unlock(&prompt_lock);
         errno = saved_errno;
@@ -65,11 +78,32 @@ int keysmith_terminal_quiet_begin(int fd) {
             if (installed[i]) sigaction(guarded_signals[i], &previous_actions[i], NULL);
         }
         guarded_fd = -1;
+        close(wake_pipe[0]);
+        close(wake_pipe[1]);
+        wake_pipe[0] = wake_pipe[1] = -1;
         pthread_mutex_unlock(&prompt_lock);
         errno = saved_errno;
         return -1;
     }
     return 0;
+}
+
+int keysmith_terminal_read_byte(unsigned char *byte) {
+    for (;;) {
+        if (interrupting_signal) return -2;
+        struct pollfd watched[2] = {{guarded_fd, POLLIN, 0}, {wake_pipe[0], POLLIN, 0}};
+        int ready = poll(watched, 2, -1);
+        if (ready < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        if (interrupting_signal) return -2;
+        if (watched[0].revents != 0) {
+            ssize_t count = read(guarded_fd, byte, 1);
+            if (count < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+            return (int)count;
+        }
+    }
 }
 
 int keysmith_terminal_interrupting_signal(void) { return interrupting_signal; }
@@ -86,8 +120,12 @@ int keysmith_terminal_quiet_end(void) {
     int signal_number = interrupting_signal;
     interrupting_signal = 0;
     guarded_fd = -1;
+    close(wake_pipe[0]);
+    close(wake_pipe[1]);
+    wake_pipe[0] = wake_pipe[1] = -1;
     memset(&saved_mode, 0, sizeof saved_mode);
     pthread_mutex_unlock(&prompt_lock);
-    if (signal_number != 0) raise(signal_number);
+    // Sent to the process, not this thread: the prompting thread often blocks these signals.
+    if (signal_number != 0) kill(getpid(), signal_number);
     return signal_number;
 }

@@ -69,18 +69,27 @@ struct PassphrasePromptTests {
     @Test func aSignalDuringThePromptRestoresTheTerminalAndCancels() throws {
         let terminal = try PseudoTerminal()
         let modesBefore = terminal.localModes
-        // The process's own SIGHUP handler (here: one that does nothing) still runs afterwards.
-        var ignoring = sigaction()
-        ignoring.__sigaction_handler.sa_handler = { _ in }
-        sigemptyset(&ignoring.sa_mask)
-        var previous = sigaction()
-        sigaction(SIGHUP, &ignoring, &previous)
-        defer { sigaction(SIGHUP, &previous, nil) }
+        // The process's own SIGHUP handler, here one that does nothing, runs after the prompt
+        // has put the terminal back (the prompt sends the signal to the process again). It is
+        // left installed: that resent signal may wait for a thread that accepts it.
+        var doingNothing = sigaction()
+        doingNothing.__sigaction_handler.sa_handler = { _ in }
+        sigemptyset(&doingNothing.sa_mask)
+        sigaction(SIGHUP, &doingNothing, nil)
 
         let call = Self.run(PassphrasePrompt(environment: [:], terminalPath: terminal.devicePath), "Passphrase: ")
         terminal.readShown(until: "Passphrase: ")
         #expect(terminal.localModes & tcflag_t(ECHO) == 0)
-        pthread_kill(call.thread!, SIGHUP)
+        // The signal lands on another thread than the prompt's (which, started from a Swift
+        // concurrency thread, blocks SIGHUP), as a `kill` from outside usually does.
+        let sender = BlockingCall<Int32> {
+            var hangup = sigset_t()
+            sigemptyset(&hangup)
+            sigaddset(&hangup, SIGHUP)
+            pthread_sigmask(SIG_UNBLOCK, &hangup, nil)
+            return pthread_kill(pthread_self(), SIGHUP)
+        }
+        #expect(sender.value() == 0)
         let outcome = call.value()
         #expect(outcome.map { if case .failure(.systemCancel) = $0 { true } else { false } } == true)
         #expect(terminal.localModes == modesBefore)

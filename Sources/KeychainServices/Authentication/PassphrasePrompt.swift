@@ -73,12 +73,11 @@ struct PassphrasePrompt: Sendable {
         write(prompt, to: terminal)
         var byte: UInt8 = 0
         reading: while true {
-            let count = Glibc.read(terminal, &byte, 1)
-            if keysmith_terminal_interrupting_signal() != 0 {
+            let count = keysmith_terminal_read_byte(&byte)
+            if count == -2 {
                 outcome = .systemCancel
                 break
             }
-            if count < 0 && errno == EINTR { continue }
             // End of input, a hangup or a read error before Enter: not the secret the user meant.
             guard count == 1 else {
                 outcome = .userCancel

@@ -15,7 +15,8 @@ import Glibc
 ///
 /// The test plays the finger: after `Claim`, fprintd's virtual reader listens on a socket and
 /// takes one command per connection (`SCAN <finger id>`, `RETRY <n>`, `UNPLUG`).
-final class PrivateFprintd {
+/// Its state is fixed once started, so the authenticator's callback may use it from its thread.
+final class PrivateFprintd: @unchecked Sendable {
     let directory: URL
     /// The bus's address (`unix:path=…`).
     let address: String
@@ -40,7 +41,7 @@ final class PrivateFprintd {
         try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
         let root = directory.path
-        try write(
+        try Self.write(
             """
             '''polkit stand-in for tests: every action is allowed'''
             from dbusmock.templates.polkitd import *  # noqa: F401,F403
@@ -51,22 +52,22 @@ final class PrivateFprintd {
                 _polkitd.load(mock, parameters)
                 mock.allow_unknown = True
 
-            """, to: "polkit_allow_all.py")
-        try write(
+            """, to: root + "/polkit_allow_all.py")
+        try Self.write(
             """
             [D-BUS Service]
             Name=org.freedesktop.PolicyKit1
             Exec=\(Self.python) -m dbusmock --system --template \(root)/polkit_allow_all.py
 
-            """, to: "services/polkit.service")
-        try write(
+            """, to: root + "/services/polkit.service")
+        try Self.write(
             """
             [D-BUS Service]
             Name=net.reactivated.Fprint
             Exec=/usr/bin/env STATE_DIRECTORY=\(root)/state FP_DRIVERS_WHITELIST=virtual_device FP_VIRTUAL_DEVICE=\(root)/reader.sock \(Self.fprintd) -t
 
-            """, to: "services/fprintd.service")
-        try write(
+            """, to: root + "/services/fprintd.service")
+        try Self.write(
             """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -82,7 +83,7 @@ final class PrivateFprintd {
               </policy>
             </busconfig>
 
-            """, to: "bus.conf")
+            """, to: root + "/bus.conf")
         address = "unix:path=\(root)/bus"
         daemon = Process()
         daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
@@ -104,8 +105,8 @@ final class PrivateFprintd {
         }
     }
 
-    private func write(_ text: String, to name: String) throws {
-        try Data(text.utf8).write(to: directory.appendingPathComponent(name))
+    private static func write(_ text: String, to path: String) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
     }
 
     /// Stops the bus (fprintd and the polkit stand-in leave with it) and removes the directory.

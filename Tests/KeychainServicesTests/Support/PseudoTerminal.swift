@@ -15,13 +15,15 @@ final class PseudoTerminal {
     private var shown: [UInt8] = []
 
     init() throws {
-        master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard master >= 0, grantpt(master) == 0, unlockpt(master) == 0 else {
+        // posix_openpt, unlockpt and ptsname are not visible from Swift: their Linux ioctls
+        // (TIOCSPTLCK, TIOCGPTN) do the same on devpts.
+        master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        var unlock: Int32 = 0
+        var number: UInt32 = 0
+        guard master >= 0, ioctl(master, 0x4004_5431, &unlock) == 0, ioctl(master, 0x8004_5430, &number) == 0 else {
             throw CocoaError(.fileNoSuchFile)
         }
-        var name = [CChar](repeating: 0, count: 256)
-        guard ptsname_r(master, &name, name.count) == 0 else { throw CocoaError(.fileNoSuchFile) }
-        devicePath = String(cString: name)
+        devicePath = "/dev/pts/\(number)"
         device = open(devicePath, O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard device >= 0 else { throw CocoaError(.fileNoSuchFile) }
     }
