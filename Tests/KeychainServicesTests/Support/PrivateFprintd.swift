@@ -111,7 +111,8 @@ final class PrivateFprintd: @unchecked Sendable {
 
     /// Stops the bus (fprintd and the polkit stand-in leave with it) and removes the directory.
     func stop() {
-        daemon.terminate()
+        // SIGKILL: the daemon inherits the test process's signal mask, which blocks SIGTERM.
+        kill(daemon.processIdentifier, SIGKILL)
         daemon.waitUntilExit()
         try? FileManager.default.removeItem(at: directory)
     }
