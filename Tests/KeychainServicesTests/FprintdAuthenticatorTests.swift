@@ -100,6 +100,8 @@ struct FprintdAuthenticatorTests {
         let names = LinuxAuthenticators.systemAuthenticators.map(\.name)
         #expect(names == ["login password (PAM)", "fingerprint (fprintd)"])
         #expect(LinuxAuthenticators.systemAuthenticators.map(\.factor) == [.passcode, .biometry])
+        #expect(LinuxAuthenticators.loginPassword.map(\.name) == ["login password (PAM)"])
+        #expect(LinuxAuthenticators.fingerprint.map(\.name) == ["fingerprint (fprintd)"])
     }
 
     @Test func theIdentityDependsOnTheSetNotTheOrder() {
