@@ -43,7 +43,12 @@ let package = Package(
                 .target(name: "CKeyutils", condition: .when(platforms: linuxOnly)),
             ]
         ),
-        .target(name: "KeychainAuthentication"),
+        // On Apple platforms LocalAuthentication (re-exported); elsewhere LAContext over the
+        // authenticators of KeychainServices.
+        .target(
+            name: "KeychainAuthentication",
+            dependencies: [.target(name: "KeychainServices", condition: .when(platforms: linuxOnly))]
+        ),
         .target(
             name: "Keysmith",
             dependencies: ["KeychainServices"]
