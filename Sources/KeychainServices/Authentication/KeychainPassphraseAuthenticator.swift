@@ -33,6 +33,16 @@ public struct KeychainPassphraseAuthenticator: KeychainAuthenticator, KeyReleasi
         self.init(reader: PassphraseReader.standard, directory: nil)
     }
 
+    /// An authenticator that asks for the passphrase with an app's own prompt (a dialog, a
+    /// command-line prompt).
+    /// - Parameter prompt: Shows the text it is given and returns what the user typed;
+    ///   throws ``AuthenticationFailure/notInteractive`` when it cannot ask (or its second
+    ///   argument, whether interaction is allowed, is `false`) and
+    ///   ``AuthenticationFailure/userCancel`` when the user cancels.
+    public init(prompt: @escaping @Sendable (_ text: String, _ interactionAllowed: Bool) throws(AuthenticationFailure) -> String) {
+        self.init(reader: PassphraseReader(prompt), directory: nil)
+    }
+
     /// An authenticator that reads the passphrase with `reader` (tests script it), for the
     /// keychain in `directory` (`nil`: the one in use at each call).
     init(reader: PassphraseReader, directory: URL? = nil) {

@@ -49,7 +49,7 @@ final class AccessControlGate {
         let envelope = record.sealedForAccessControl ? try AccessControlEnvelope(decoding: stored) : nil
         let routes = envelope?.paths.map(\.requirements) ?? AccessControlEnvelope.paths(for: control.flags)
         let classKey = try envelope.map { _ in try keys.itemKey(for: record.protection) }
-        var firstFailure: AuthenticationFailure?
+        var failures: [AuthenticationFailure] = []
         var problem: KeychainFailure?
         for (index, requirements) in routes.enumerated() {
             if requirements.contains(.companion) {
@@ -97,14 +97,16 @@ final class AccessControlGate {
                     if skipping && failure == .notInteractive { return nil }
                     throw Self.failure(failure)
                 }
-                if firstFailure == nil { firstFailure = failure }
+                failures.append(failure)
             }
         }
-        // A failed or cancelled evaluation says more than a route that could not be taken.
-        if let firstFailure, firstFailure == .authenticationFailed || firstFailure == .biometryLockout || problem == nil {
-            throw Self.failure(firstFailure)
+        // A failed evaluation says more than a route that could not be taken; among routes
+        // that could not be taken, a missing passcode (the fallback of every policy) first.
+        if let failed = failures.first(where: { $0 == .authenticationFailed || $0 == .biometryLockout }) {
+            throw Self.failure(failed)
         }
-        throw problem ?? Self.failure(firstFailure ?? .authenticationFailed)
+        if let problem { throw problem }
+        throw Self.failure(failures.contains(.passcodeNotSet) ? .passcodeNotSet : failures.first ?? .authenticationFailed)
     }
 
     /// An evaluation of `factor`: this call's, the context's while it may be reused, or a
