@@ -287,6 +287,17 @@ final class ManualClock: Sendable {
         }
     }
 
+    @Test func exportLeavesItemsThatNeedTheUserBehindWithoutAPrompt() throws {
+        let finger = ScriptedAuthenticator(outcomes: [.success])
+        try with([finger]) {
+            #expect(add(.biometryAny) == errSecSuccess)
+            #expect(secAdd(genp("com.example.pay", "plain").with(kSecValueData, Data("open".utf8))) == errSecSuccess)
+            let exported = try KeychainArchive.export(passphrase: "archive pass")
+            #expect(exported.count == 1)
+            #expect(finger.promptCount == 0)
+        }
+    }
+
     // MARK: errSecParam rules
 
     @Test func constraintsAreNotSynchronizableAndAccessibilityMustAgree() {
