@@ -415,6 +415,59 @@ final class ManualClock: Sendable {
         }
     }
 
+    /// An item stored with access control before it was enforced: its plain secret sits in
+    /// the class encryption. It is checked on reads, and sealed at its next update.
+    @Test func itemsFromBeforeEnforcementAreCheckedAndSealedAtTheirNextUpdate() throws {
+        let finger = ScriptedAuthenticator(outcomes: [.success, .success, .success])
+        try with([finger]) {
+            #expect(secAdd(genp("com.example.pay", "alice").with(kSecValueData, secretBytes)) == errSecSuccess)
+            let directory = KeychainEnvironment.current.directory
+            let keys = try KeychainEngine.engine(for: directory).keys
+            let database = try Database(path: directory.appendingPathComponent("keychain.db").path, create: false)
+
+            func storedRow() throws -> (id: Int64, decoded: (attributes: [String: AttributeValue], secret: SecretData?, sealedForAccessControl: Bool), associated: [UInt8], key: SecretKey) {
+                let row = try database.cachedStatement("SELECT id, class, pk, pdmn, ref, nonce, ciphertext FROM items")
+                defer { row.reset() }
+                #expect(try row.step())
+                let label = try #require(row.string(at: 3))
+                let key = try keys.itemKey(for: try #require(try keys.protection(forLabel: label)))
+                let associated = KeyHierarchy.associatedData(
+                    prefix: KeyHierarchy.associatedDataPrefix(keychainID: keys.keychainID), itemClass: row.string(at: 1) ?? "",
+                    reference: row.data(at: 4), primaryKey: row.data(at: 2), protection: label)
+                let nonce = row.data(at: 5)
+                let ciphertext = row.data(at: 6)
+                let opened = try #require(ciphertext.withUnsafeBytes { c in
+                    nonce.withUnsafeBytes { n in associated.withUnsafeBytes { Sodium.open(c, nonce: n, associatedData: $0, key: key) } }
+                })
+                return (row.int64(at: 0), try ItemCodec.decode(opened), associated, key)
+            }
+
+            // Write the row as an earlier version did: access control in the attributes, the
+            // secret itself beside them.
+            var legacy = try storedRow()
+            legacy.decoded.attributes["accc"] = .accessControl(protection: "ak", flags: SecAccessControlCreateFlags.biometryAny.rawValue)
+            let plaintext = ItemCodec.encode(attributes: legacy.decoded.attributes, secret: legacy.decoded.secret)
+            let sealed = plaintext.withUnsafeBytes { text in legacy.associated.withUnsafeBytes { Sodium.seal(text, associatedData: $0, key: legacy.key) } }
+            let rewrite = try database.cachedStatement("UPDATE items SET nonce = ?, ciphertext = ? WHERE id = ?")
+            rewrite.bind(sealed.nonce, at: 1)
+            rewrite.bind(sealed.ciphertext, at: 2)
+            rewrite.bind(legacy.id, at: 3)
+            try rewrite.run()
+            #expect(try !storedRow().decoded.sealedForAccessControl)
+
+            // Checked: no prompt, no secret; an evaluation reads it.
+            #expect(read([kSecUseAuthenticationUI as String: kSecUseAuthenticationUIFail]).status == errSecInteractionNotAllowed)
+            #expect(read().data == secretBytes)
+            // An update seals it for its access control.
+            #expect(secUpdate(genp("com.example.pay", "alice"), [kSecAttrLabel as String: "PIN"]) == errSecSuccess)
+            let upgraded = try storedRow()
+            #expect(upgraded.decoded.sealedForAccessControl)
+            #expect(!contains(upgraded.decoded.secret, secretBytes))
+            #expect(read().data == secretBytes)
+            #expect(finger.promptCount == 3)
+        }
+    }
+
     // MARK: LAContext
 
     @Test func contextAnswersFromTheAuthenticators() {
