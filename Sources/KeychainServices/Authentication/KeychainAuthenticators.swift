@@ -67,7 +67,14 @@ public struct KeychainAuthenticators: Sendable {
     /// Starts as ``shipped``; an app that brings its own authenticator sets it once at
     /// launch.
     public static var processDefault: KeychainAuthenticators {
-        get { configured.withLock { $0 ?? KeychainAuthenticators(shipped) } }
+        get {
+            configured.withLock { value in
+                if let value { return value }
+                let made = KeychainAuthenticators(shipped)
+                value = made
+                return made
+            }
+        }
         set { configured.withLock { $0 = newValue } }
     }
 

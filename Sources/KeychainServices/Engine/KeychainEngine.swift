@@ -330,7 +330,6 @@ final class KeychainEngine: @unchecked Sendable {
         // Items behind access control are evaluated first, outside the lock, as Apple
         // requires for an update; their secrets are then sealed again for their (possibly
         // new) access control.
-        let gate = AccessControlGate(query: query, keys: keys)
         let guarded: [ItemRecord] = try locked {
             try storage.checkBeforeRead()
             var guarded: [ItemRecord] = []
@@ -340,15 +339,18 @@ final class KeychainEngine: @unchecked Sendable {
             }
             return guarded
         }
+        // The gate (and the authenticators in force) only where access control is involved.
+        let needsGate = !guarded.isEmpty || changes.accessControl?.requiresAuthentication == true
+        let gate = needsGate ? AccessControlGate(query: query, keys: keys) : nil
         var opened: [Data: SecretData] = [:]
-        for record in guarded { opened[record.reference] = try gate.open(record) }
+        for record in guarded { opened[record.reference] = try gate?.open(record) }
         var inputsByFlags: [UInt: AccessControlGate.SealingInputs] = [:]
         if let control = changes.accessControl, control.requiresAuthentication {
-            inputsByFlags[control.flags.rawValue] = try gate.sealingInputs(for: control)
+            inputsByFlags[control.flags.rawValue] = try gate?.sealingInputs(for: control)
         }
         for record in guarded {
             if let control = record.accessControl, changes.accessControl == nil, inputsByFlags[control.flags.rawValue] == nil {
-                inputsByFlags[control.flags.rawValue] = try gate.sealingInputs(for: control)
+                inputsByFlags[control.flags.rawValue] = try gate?.sealingInputs(for: control)
             }
         }
         try locked {
@@ -390,11 +392,12 @@ final class KeychainEngine: @unchecked Sendable {
                             guard !control.flags.contains(.applicationPassword) || control == changes.accessControl else {
                                 throw AccessControlEnvelope.missingPassword
                             }
-                            inputs = try gate.sealingInputs(for: control)
+                            let current = gate ?? AccessControlGate(query: query, keys: keys)
+                            inputs = try current.sealingInputs(for: control)
                             inputsByFlags[control.flags.rawValue] = inputs
                         }
                         if publicKeys == nil { publicKeys = try keys.accessControlPublicKeys(creatingIn: storage) }
-                        record.secret = try gate.seal(
+                        record.secret = try (gate ?? AccessControlGate(query: query, keys: keys)).seal(
                             secret, control: control, reference: record.reference, protection: record.protection,
                             publicKeys: publicKeys!, inputs: inputs!)
                         record.sealedForAccessControl = true
