@@ -67,6 +67,19 @@ final class ManualClock: Sendable {
         }
     }
 
+    @Test func promptComesFromTheOperationPromptElseTheContextNeverTheCallerName() {
+        let finger = ScriptedAuthenticator(outcomes: [.success, .success, .success])
+        with([finger]) {
+            #expect(add(.biometryAny) == errSecSuccess)
+            let context = LAContext()
+            context.localizedReason = "Unlock your PIN"
+            context.touchIDAuthenticationAllowableReuseDuration = 0
+            #expect(read([kSecUseAuthenticationContext as String: context, "u_CallerName": "com.example.caller"]).status == errSecSuccess)
+            #expect(read(["u_CallerName": "com.example.caller"]).status == errSecSuccess)
+            #expect(finger.requests.map(\.reason) == ["Unlock your PIN", AccessControlGate.defaultPrompt])
+        }
+    }
+
     @Test func cancelIsUserCanceledAndFailureIsAuthFailed() {
         let finger = ScriptedAuthenticator(outcomes: [.cancel, .failure, .lockout, .success])
         with([finger]) {
