@@ -35,12 +35,29 @@ let package = Package(
             pkgConfig: "libkeyutils",
             providers: [.apt(["libkeyutils-dev"])]
         ),
+        // The authenticators: Linux-PAM for the login password, sd-bus (libsystemd) to reach
+        // fprintd, and a small C file that restores the terminal when a signal interrupts a
+        // passphrase prompt.
+        .systemLibrary(
+            name: "CPAM",
+            pkgConfig: "pam",
+            providers: [.apt(["libpam0g-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSystemdBus",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        .target(name: "CTerminalGuard"),
         .target(
             name: "KeychainServices",
             dependencies: [
                 .target(name: "CSQLite", condition: .when(platforms: linuxOnly)),
                 .target(name: "CSodium", condition: .when(platforms: linuxOnly)),
                 .target(name: "CKeyutils", condition: .when(platforms: linuxOnly)),
+                .target(name: "CPAM", condition: .when(platforms: linuxOnly)),
+                .target(name: "CSystemdBus", condition: .when(platforms: linuxOnly)),
+                .target(name: "CTerminalGuard", condition: .when(platforms: linuxOnly)),
             ]
         ),
         // On Apple platforms LocalAuthentication (re-exported); elsewhere LAContext over the
