@@ -3,7 +3,12 @@ SWIFT ?= swift
 SWIFT_FLAGS ?=
 # gcc: the durability test builds a small C library that reports fsync calls (LD_PRELOAD).
 # etcd: the fleet tests start etcd servers on loopback.
-APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config gcc etcd-server etcd-client
+# libpam0g-dev, libsystemd-dev: the login-password (PAM) and fingerprint (fprintd over sd-bus)
+# authenticators. Tests only: db5.3-util (the PAM tests' pam_userdb database), and fprintd,
+# dbus-daemon and python3-dbusmock (the fingerprint tests run fprintd with libfprint's virtual
+# reader on a private bus, with a polkit stand-in; never the machine's system bus).
+APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config gcc etcd-server etcd-client \
+	libpam0g-dev libsystemd-dev db5.3-util fprintd dbus-daemon python3-dbusmock
 BREW_PACKAGES := sqlite libsodium pkg-config etcd
 # bench only: libsecret (headers for .build/secret-bench, secret-tool) and gnome-keyring with
 # dbus-run-session, to compare with; `make test` does not need them.

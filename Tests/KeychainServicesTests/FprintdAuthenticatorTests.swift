@@ -60,8 +60,28 @@ struct FprintdAuthenticatorTests {
         try fprintd.enroll("left-thumb", id: "thumb-of-alice")
         let grown = try #require(try plain.enrolledSetIdentity())
         #expect(grown != identity)
-        let evidenceAfter = try Self.authenticator(fprintd, touching: ["SCAN thumb-of-alice"]).authenticate(Self.request)
+        // The virtual reader cannot tell prints apart, so fprintd verifies one finger, the first
+        // enrolled one in its order (the thumb), and the prompt on the terminal names it.
+        let terminal = try PseudoTerminal()
+        let prompting = FprintdAuthenticator(
+            busAddress: fprintd.address, verifyTimeout: 30, terminalPath: terminal.devicePath,
+            verifyStarted: { fprintd.reader("SCAN thumb-of-alice") })
+        let evidenceAfter = try prompting.authenticate(Self.request)
         #expect(evidenceAfter.enrolledSetIdentity == grown)
+        let shown = terminal.readShown(until: "Use your left thumb.")
+        #expect(shown.contains("Read the refresh token"))  // the terminal shows "\n" as "\r\n"
+        #expect(shown.contains("Place your finger on the fingerprint reader."))
+        #expect(shown.contains("Use your left thumb."))
+
+        // The reader in use by another program: the system canceled, and once it is free again
+        // the verification works.
+        var otherProgram: DBusConnection? = try fprintd.claimReader()
+        #expect(throws: AuthenticationFailure.systemCancel) {
+            try Self.authenticator(fprintd, touching: ["SCAN finger-of-alice"]).authenticate(Self.request)
+        }
+        withExtendedLifetime(otherProgram) {}
+        otherProgram = nil
+        #expect(try Self.authenticator(fprintd, touching: ["SCAN thumb-of-alice"]).authenticate(Self.request).factor == .biometry)
 
         // The reader unplugged during a verification: fprintd reports an unknown error.
         #expect(throws: AuthenticationFailure.systemCancel) {
@@ -74,6 +94,14 @@ struct FprintdAuthenticatorTests {
         #expect(nowhere.unavailability() == .biometryNotAvailable)
         #expect(throws: AuthenticationFailure.biometryNotAvailable) { try nowhere.enrolledSetIdentity() }
         #expect(throws: AuthenticationFailure.biometryNotAvailable) { try nowhere.authenticate(Self.request) }
+    }
+
+    @Test func theSystemAuthenticatorsAreTheLoginPasswordThenTheFingerprint() {
+        let names = LinuxAuthenticators.systemAuthenticators.map(\.name)
+        #expect(names == ["login password (PAM)", "fingerprint (fprintd)"])
+        #expect(LinuxAuthenticators.systemAuthenticators.map(\.factor) == [.passcode, .biometry])
+        #expect(LinuxAuthenticators.loginPassword.map(\.name) == ["login password (PAM)"])
+        #expect(LinuxAuthenticators.fingerprint.map(\.name) == ["fingerprint (fprintd)"])
     }
 
     @Test func theIdentityDependsOnTheSetNotTheOrder() {

@@ -129,7 +129,7 @@ import Testing
         try Data("auth required pam_keysmith_missing_module.so\naccount required pam_permit.so\n".utf8)
             .write(to: broken.directory.appendingPathComponent("keysmith"))
         let brokenAuthenticator = try broken.authenticator(askpass: "printf 'open sesame\\n'")
-        #expect(throws: (any Error).self) { try brokenAuthenticator.authenticate(Self.request) }
+        #expect(throws: AuthenticationFailure.passcodeNotSet) { try brokenAuthenticator.authenticate(Self.request) }
     }
 
     @Test func pamStatusesMapToTheFailuresAppsHandle() {
@@ -138,6 +138,8 @@ import Testing
         #expect(PAMLoginAuthenticator.failure(forPAMStatus: 13, conversation: nil) == .authenticationFailed)  // PAM_ACCT_EXPIRED
         #expect(PAMLoginAuthenticator.failure(forPAMStatus: 11, conversation: nil) == .biometryLockout)  // PAM_MAXTRIES
         #expect(PAMLoginAuthenticator.failure(forPAMStatus: 9, conversation: nil) == .passcodeNotSet)  // PAM_AUTHINFO_UNAVAIL
+        #expect(PAMLoginAuthenticator.failure(forPAMStatus: 28, conversation: nil) == .passcodeNotSet)  // PAM_MODULE_UNKNOWN
+        #expect(PAMLoginAuthenticator.failure(forPAMStatus: 4, conversation: nil) == .systemCancel)  // PAM_SYSTEM_ERR
         #expect(PAMLoginAuthenticator.failure(forPAMStatus: 19, conversation: .userCancel) == .userCancel)  // PAM_CONV_ERR
         #expect(PAMLoginAuthenticator.failure(forPAMStatus: 19, conversation: nil) == .systemCancel)
     }

@@ -54,6 +54,14 @@ struct PassphrasePromptTests {
         #expect(try call.value()?.get() == Array("right".utf8))
     }
 
+    @Test func enterAloneIsAnEmptySecretNotACancel() throws {
+        let terminal = try PseudoTerminal()
+        let call = Self.run(PassphrasePrompt(environment: [:], terminalPath: terminal.devicePath), "Passphrase: ")
+        terminal.readShown(until: "Passphrase: ")
+        terminal.type([0x0D])
+        #expect(try call.value()?.get() == [])
+    }
+
     @Test(arguments: [("end of input (Ctrl-D)", [UInt8(0x04)]), ("Ctrl-C", Array("half".utf8) + [0x03])])
     func endOfInputAndControlCCancel(_ what: String, _ keys: [UInt8]) throws {
         let terminal = try PseudoTerminal()

@@ -12,8 +12,8 @@ struct DBusError: Error, Sendable, Equatable {
 }
 
 /// A small client connection to a D-Bus bus, through sd-bus (libsystemd): method calls with
-/// string arguments, replies of strings and object paths, and `(sb)` signals (what fprintd
-/// emits). One connection serves one thread; it is closed when the object goes away.
+/// string arguments, replies of strings and object paths, and `(sb)` and `(s)` signals (what
+/// fprintd emits). One connection serves one thread; it is closed when the object goes away.
 final class DBusConnection {
     private let bus: OpaquePointer
     /// The signal matches, kept (with their watches, which the callbacks point to) until the
@@ -77,7 +77,7 @@ final class DBusConnection {
         return String(cString: value)
     }
 
-    /// Starts collecting the `(sb)` signals `member` of `interface` that `sender` emits on `path`.
+    /// Starts collecting the `(sb)` or `(s)` signals `member` of `interface` that `sender` emits on `path`.
     func watch(sender: String, path: String, interface: String, member: String) throws(DBusError) -> DBusSignalWatch {
         let watch = DBusSignalWatch()
         var slot: OpaquePointer?
@@ -88,9 +88,9 @@ final class DBusConnection {
                 let watch = Unmanaged<DBusSignalWatch>.fromOpaque(context).takeUnretainedValue()
                 var text: UnsafePointer<CChar>?
                 var flag: Int32 = 0
-                guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &text) > 0, let text,
-                    sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &flag) > 0
-                else { return 0 }
+                guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &text) > 0, let text else { return 0 }
+                // `(s)` signals (fprintd's VerifyFingerSelected) have no flag: it reads as false.
+                _ = sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &flag)
                 watch.received.append((String(cString: text), flag != 0))
                 return 0
             },
@@ -152,8 +152,8 @@ final class DBusReply {
     }
 }
 
-/// The `(sb)` signals one match has collected, in order (for fprintd: the status and whether
-/// the operation ended).
+/// The `(sb)` or `(s)` signals one match has collected, in order (for fprintd: the status and
+/// whether the operation ended, or the finger asked for).
 final class DBusSignalWatch {
     fileprivate(set) var received: [(String, Bool)] = []
 }

@@ -14,7 +14,8 @@ import Musl
 ///
 /// It verifies any finger the user running the process has enrolled on fprintd's default
 /// reader (`Claim`, `VerifyStart("any")`, the `VerifyStatus` signals, `VerifyStop`,
-/// `Release`). While it waits, "Place your finger on the fingerprint reader" is written to
+/// `Release`). A reader that cannot tell several prints apart verifies one enrolled finger,
+/// chosen by fprintd, which the prompt then names. While it waits, "Place your finger on the fingerprint reader" is written to
 /// the terminal (never to standard output) when there is one.
 ///
 /// Its ``enrolledSetIdentity()`` is a digest of the reader's name and the sorted names of the
@@ -109,8 +110,11 @@ public struct FprintdAuthenticator: KeychainAuthenticator {
         }
         defer { _ = try? connection.call(Self.service, device, Self.deviceInterface, "Release") }
         let status: DBusSignalWatch
+        let selected: DBusSignalWatch
         do {
             status = try connection.watch(sender: Self.service, path: device, interface: Self.deviceInterface, member: "VerifyStatus")
+            selected = try connection.watch(
+                sender: Self.service, path: device, interface: Self.deviceInterface, member: "VerifyFingerSelected")
             _ = try connection.call(Self.service, device, Self.deviceInterface, "VerifyStart", ["any"])
         } catch {
             throw error.name.hasSuffix(".NoEnrolledPrints") ? .biometryNotEnrolled : .biometryNotAvailable
@@ -120,9 +124,16 @@ public struct FprintdAuthenticator: KeychainAuthenticator {
         tell(reason + "Place your finger on the fingerprint reader.\n")
         verifyStarted?()
         var hinted = 0
+        var namedFinger = false
         let finished: Bool
         do {
             finished = try connection.wait(for: status, until: Date(timeIntervalSinceNow: verifyTimeout)) { received in
+                // A reader that cannot tell prints apart verifies one enrolled finger: fprintd
+                // names it.
+                if !namedFinger, let finger = selected.received.first?.0, finger != "any" {
+                    tell("Use your \(finger.replacingOccurrences(of: "-", with: " ")).\n")
+                    namedFinger = true
+                }
                 // A retry ("swipe too short", "remove and retry") keeps the verification running.
                 for (result, _) in received.dropFirst(hinted) {
                     if let hint = Self.retryHint(result) { tell(hint + "\n") }

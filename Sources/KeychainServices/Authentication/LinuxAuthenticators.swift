@@ -16,7 +16,14 @@ public enum LinuxAuthenticators {
     /// (the user's login password, PAM service `keysmith`, else `other`), then
     /// ``FprintdAuthenticator`` (an enrolled fingerprint, on the system bus).
     public static var systemAuthenticators: [any KeychainAuthenticator] {
-        [PAMLoginAuthenticator(), FprintdAuthenticator()]
+        loginPassword + fingerprint
     }
+
+    /// The passcode authenticators of the system: ``PAMLoginAuthenticator`` for the user
+    /// running the process.
+    public static var loginPassword: [any KeychainAuthenticator] { [PAMLoginAuthenticator()] }
+
+    /// The biometric authenticators of the system: ``FprintdAuthenticator`` on the system bus.
+    public static var fingerprint: [any KeychainAuthenticator] { [FprintdAuthenticator()] }
 }
 #endif

@@ -95,7 +95,7 @@ public struct PAMLoginAuthenticator: KeychainAuthenticator {
     ///   change required); ``AuthenticationFailure/biometryLockout`` (the code for "locked
     ///   after too many attempts") when PAM reports the maximum number of tries;
     ///   ``AuthenticationFailure/passcodeNotSet`` when PAM cannot check this account's
-    ///   password or the service cannot start; ``AuthenticationFailure/systemCancel`` for other
+    ///   password (the service cannot start, a module does not load); ``AuthenticationFailure/systemCancel`` for other
     ///   PAM errors.
     public func authenticate(_ request: AuthenticationRequest) throws(AuthenticationFailure) -> AuthenticationEvidence {
         guard request.interactionAllowed else { throw .notInteractive }
@@ -121,10 +121,10 @@ public struct PAMLoginAuthenticator: KeychainAuthenticator {
             return .authenticationFailed
         case PAM_MAXTRIES:
             return .biometryLockout
-        case PAM_AUTHINFO_UNAVAIL:
+        case PAM_AUTHINFO_UNAVAIL, PAM_MODULE_UNKNOWN, PAM_OPEN_ERR, PAM_SYMBOL_ERR, PAM_SERVICE_ERR:
+            // The password cannot be checked here: a module that does not load or cannot
+            // reach its data (unix_chkpwd asked about another user, a missing database).
             return .passcodeNotSet
-        case PAM_CONV_ERR, PAM_ABORT:
-            return conversation ?? .systemCancel
         default:
             return conversation ?? .systemCancel
         }

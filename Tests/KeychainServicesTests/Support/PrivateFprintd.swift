@@ -95,14 +95,33 @@ final class PrivateFprintd: @unchecked Sendable {
         let output = Pipe()
         daemon.standardOutput = output
         daemon.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try daemon.run()
+        do {
+            try daemon.run()
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
         // The daemon prints its address once it listens.
         var printed = Data()
         while !printed.contains(UInt8(ascii: "\n")) {
             let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { throw CocoaError(.fileReadUnknown) }
+            guard !chunk.isEmpty else {
+                stop()
+                throw CocoaError(.fileReadUnknown)
+            }
             printed += chunk
         }
+    }
+
+    /// Claims the reader from another connection, as another program using it would; the claim
+    /// lasts as long as the returned connection.
+    func claimReader() throws -> DBusConnection {
+        let connection = try DBusConnection(address: address)
+        let manager = try connection.call(
+            FprintdAuthenticator.service, FprintdAuthenticator.managerPath, FprintdAuthenticator.managerInterface, "GetDefaultDevice")
+        guard let device = manager.readString(type: "o") else { throw CocoaError(.fileReadUnknown) }
+        _ = try connection.call(FprintdAuthenticator.service, device, FprintdAuthenticator.deviceInterface, "Claim", [""])
+        return connection
     }
 
     private static func write(_ text: String, to path: String) throws {
@@ -111,7 +130,8 @@ final class PrivateFprintd: @unchecked Sendable {
 
     /// Stops the bus (fprintd and the polkit stand-in leave with it) and removes the directory.
     func stop() {
-        daemon.terminate()
+        // SIGKILL: the daemon inherits the test process's signal mask, which blocks SIGTERM.
+        kill(daemon.processIdentifier, SIGKILL)
         daemon.waitUntilExit()
         try? FileManager.default.removeItem(at: directory)
     }
