@@ -6,14 +6,16 @@ import Glibc
 
 #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
 /// The authenticators the tool's keychain calls use: those Keysmith ships, with the keychain
-/// passphrase asked on the terminal (without echo) when an item's access control needs the
-/// user.
+/// passphrase asked on the tool's standard input when that is a terminal (the shipped
+/// prompt asks on the controlling terminal, or through `KEYSMITH_ASKPASS`).
 enum TerminalAuthenticators {
-    /// The list in force (the shipped one, unless a caller scoped its own), its keychain
-    /// passphrase authenticator reading from the terminal.
+    /// The list in force (the shipped one, unless a caller scoped its own); when standard
+    /// input is a terminal, its keychain passphrase authenticator reads from it.
     static var list: KeychainAuthenticators {
+        let current = KeychainAuthenticators.current
+        guard isatty(STDIN_FILENO) == 1 else { return current }
         let terminal = KeychainPassphraseAuthenticator { text, interactionAllowed throws(AuthenticationFailure) in
-            guard interactionAllowed, hasTerminal else { throw .notInteractive }
+            guard interactionAllowed else { throw .notInteractive }
             let typed: Data
             do {
                 typed = try TerminalPrompt.read(promptText: text, confirmText: nil)
@@ -22,18 +24,8 @@ enum TerminalAuthenticators {
             }
             return String(decoding: typed, as: UTF8.self)
         }
-        let current = KeychainAuthenticators.current
         return KeychainAuthenticators(
             current.authenticators.map { $0 is KeychainPassphraseAuthenticator ? terminal : $0 }, now: current.now)
-    }
-
-    /// Whether a prompt can be shown: standard input is a terminal, or `/dev/tty` opens.
-    private static var hasTerminal: Bool {
-        if isatty(STDIN_FILENO) == 1 { return true }
-        let descriptor = open("/dev/tty", O_RDWR | O_NOCTTY)
-        guard descriptor >= 0 else { return false }
-        close(descriptor)
-        return true
     }
 }
 #endif

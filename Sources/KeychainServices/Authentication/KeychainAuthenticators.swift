@@ -51,12 +51,12 @@ public struct KeychainAuthenticators: Sendable {
         biometricAuthenticators + [KeychainPassphraseAuthenticator()] + loginPasswordAuthenticators
     }
 
-    /// Fingerprint readers (fprintd's `FprintdAuthenticator`) join the shipped list here.
-    static var biometricAuthenticators: [any KeychainAuthenticator] { [] }
+    /// Fingerprint readers: ``LinuxAuthenticators/fingerprint`` (fprintd).
+    static var biometricAuthenticators: [any KeychainAuthenticator] { LinuxAuthenticators.fingerprint }
 
-    /// The account's login password (PAM's `PAMLoginAuthenticator`) joins the shipped list
-    /// here, after the keychain passphrase.
-    static var loginPasswordAuthenticators: [any KeychainAuthenticator] { [] }
+    /// The account's login password, after the keychain passphrase:
+    /// ``LinuxAuthenticators/loginPassword`` (PAM).
+    static var loginPasswordAuthenticators: [any KeychainAuthenticator] { LinuxAuthenticators.loginPassword }
 
     // MARK: Process-wide and scoped lists
 

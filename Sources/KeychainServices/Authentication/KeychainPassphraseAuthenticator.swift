@@ -27,8 +27,8 @@ public struct KeychainPassphraseAuthenticator: KeychainAuthenticator, KeyReleasi
     /// How many times a wrong passphrase may be typed in one evaluation.
     static let attempts = 3
 
-    /// The authenticator that asks on the controlling terminal (or through
-    /// `KEYSMITH_ASKPASS`) for the passphrase of the keychain in use.
+    /// The authenticator that asks on the controlling terminal without echo (or through the
+    /// `KEYSMITH_ASKPASS` program) for the passphrase of the keychain in use.
     public init() {
         self.init(reader: PassphraseReader.standard, directory: nil)
     }

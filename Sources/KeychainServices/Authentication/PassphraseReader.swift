@@ -12,14 +12,13 @@ struct PassphraseReader: Sendable {
         self.read = read
     }
 
-    /// The reader of the shipped authenticator: `standardReader` when the terminal prompt
-    /// is linked in, else none (every request is not interactive).
-    static var standard: PassphraseReader {
-        standardReader ?? PassphraseReader { _, _ throws(AuthenticationFailure) in throw .notInteractive }
+    /// The reader of the shipped authenticator: ``PassphrasePrompt`` (the controlling
+    /// terminal without echo, or the `KEYSMITH_ASKPASS` program), with the environment of the
+    /// moment it asks.
+    static let standard = PassphraseReader { prompt, interactionAllowed throws(AuthenticationFailure) in
+        let typed = try PassphrasePrompt().read(prompt: prompt, interactionAllowed: interactionAllowed)
+        return typed.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
     }
-
-    /// The terminal / `KEYSMITH_ASKPASS` prompt (`PassphrasePrompt`) is wired in here.
-    static let standardReader: PassphraseReader? = nil
 
     /// A reader that answers from a list, for tests; an exhausted list is a cancel.
     static func scripted(_ answers: [String]) -> (reader: PassphraseReader, prompts: ScriptedPrompts) {
