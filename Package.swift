@@ -60,7 +60,12 @@ let package = Package(
                 .target(name: "CTerminalGuard", condition: .when(platforms: linuxOnly)),
             ]
         ),
-        .target(name: "KeychainAuthentication"),
+        // On Apple platforms LocalAuthentication (re-exported); elsewhere LAContext over the
+        // authenticators of KeychainServices.
+        .target(
+            name: "KeychainAuthentication",
+            dependencies: [.target(name: "KeychainServices", condition: .when(platforms: linuxOnly))]
+        ),
         .target(
             name: "Keysmith",
             dependencies: ["KeychainServices"]

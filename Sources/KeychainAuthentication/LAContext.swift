@@ -1,5 +1,6 @@
 #if !canImport(LocalAuthentication)
 import Foundation
+@_spi(LinuxKeychain) import KeychainServices
 
 /// Apple's pointer-to-error parameter type (`NSError **`), for `canEvaluatePolicy`.
 public typealias NSErrorPointer = UnsafeMutablePointer<NSError?>?
@@ -20,7 +21,7 @@ public enum LAPolicy: Int, Sendable {
 
 /// The kind of biometry a device has.
 public enum LABiometryType: Int, Sendable {
-    /// No biometry (always the case here).
+    /// No biometry (no fingerprint authenticator with an enrolled finger).
     case none = 0
     /// Touch ID.
     case touchID = 1
@@ -45,6 +46,7 @@ public struct LAError: Error, Hashable, Sendable, CustomStringConvertible {
         case biometryLockout = -8
         case appCancel = -9
         case invalidContext = -10
+        case watchNotAvailable = -11
         case biometryNotPaired = -12
         case biometryDisconnected = -13
         case invalidDimensions = -14
@@ -71,6 +73,7 @@ public struct LAError: Error, Hashable, Sendable, CustomStringConvertible {
     public static var appCancel: Code { .appCancel }
     public static var invalidContext: Code { .invalidContext }
     public static var notInteractive: Code { .notInteractive }
+    public static var watchNotAvailable: Code { .watchNotAvailable }
 
     /// The error as an `NSError` in ``errorDomain``.
     public var nsError: NSError {
@@ -80,86 +83,183 @@ public struct LAError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What happened, in words.
     public var description: String {
         switch code {
-        case .biometryNotAvailable: return "Biometry is not available on this device."
-        case .passcodeNotSet: return "No passcode (keychain passphrase) is set on this device."
-        case .invalidContext: return "The authentication context was invalidated."
-        case .userCancel: return "The user canceled authentication."
-        default: return "Authentication failed (LAError \(code.rawValue))."
+        case .watchNotAvailable: return "No paired watch is available on this device."
+        case .biometryNotPaired, .biometryDisconnected, .invalidDimensions:
+            return "Biometry is not available on this device (LAError \(code.rawValue))."
+        default:
+            if let failure = AuthenticationFailure(rawValue: code.rawValue) { return failure.description }
+            return "Authentication failed (LAError \(code.rawValue))."
         }
     }
 }
 
-/// An authentication context, as LocalAuthentication's.
-///
-/// On this platform no authenticator is available yet: ``canEvaluatePolicy(_:error:)``
-/// returns `false` with ``LAError/Code/biometryNotAvailable`` (biometry policies) or
-/// ``LAError/Code/passcodeNotSet`` (passcode policies), as iOS does on a device without
-/// them, and ``evaluatePolicy(_:localizedReason:reply:)`` fails the same way. The context
-/// can still be passed as `kSecUseAuthenticationContext`.
-open class LAContext: NSObject, @unchecked Sendable {
-    private let lock = NSLock()
-    private var invalidated = false
+/// The kinds of credential an app can set on a context.
+public enum LACredentialType: Int, Sendable {
+    /// The password of items created with `.applicationPassword`.
+    case applicationPassword = 0
+}
 
-    /// The reason shown with the prompt.
-    open var localizedReason: String = ""
-    /// The title of the fallback button.
-    open var localizedFallbackTitle: String?
-    /// The title of the cancel button.
-    open var localizedCancelTitle: String?
-    /// Whether the context may show UI.
-    open var interactionNotAllowed: Bool = false
-    /// How long a biometric unlock is reused.
-    open var touchIDAuthenticationAllowableReuseDuration: TimeInterval = 0
-    /// The biometry this device has: none.
-    open private(set) var biometryType: LABiometryType = .none
+/// An authentication context, as LocalAuthentication's, backed by Keysmith's
+/// authenticators (`KeychainAuthenticators`): the keychain passphrase, the login password
+/// and fingerprint readers where the machine has them, or scripted ones in tests.
+///
+/// ``canEvaluatePolicy(_:error:)`` says whether an authenticator can serve a policy (with
+/// the `LAError` iOS gives when none can: ``LAError/Code/biometryNotAvailable``,
+/// ``LAError/Code/biometryNotEnrolled``, ``LAError/Code/passcodeNotSet``);
+/// ``evaluatePolicy(_:localizedReason:reply:)`` asks the user. Passed as
+/// `kSecUseAuthenticationContext`, the context gives the keychain its reason, whether it may
+/// prompt, its application password, and its evaluations: a successful one is reused
+/// instead of prompting again while the context is valid (or, when
+/// ``touchIDAuthenticationAllowableReuseDuration`` is set, for that many seconds).
+open class LAContext: NSObject, KeychainAuthenticationContext, @unchecked Sendable {
+    /// Where the keychain finds this context's reason, credential and evaluations.
+    public let authenticationSession = AuthenticationSession()
+
+    /// The reason shown with the prompt (used by keychain calls given this context).
+    open var localizedReason: String {
+        get { authenticationSession.localizedReason }
+        set { authenticationSession.localizedReason = newValue }
+    }
+    /// The title of the fallback choice.
+    open var localizedFallbackTitle: String? {
+        get { authenticationSession.fallbackTitle }
+        set { authenticationSession.fallbackTitle = newValue }
+    }
+    /// The title of the cancel choice.
+    open var localizedCancelTitle: String? {
+        get { authenticationSession.cancelTitle }
+        set { authenticationSession.cancelTitle = newValue }
+    }
+    /// When `true`, nothing prompts: evaluations and keychain calls that would need a prompt
+    /// fail (``LAError/Code/notInteractive``, `errSecInteractionNotAllowed`).
+    open var interactionNotAllowed: Bool {
+        get { authenticationSession.interactionNotAllowed }
+        set { authenticationSession.interactionNotAllowed = newValue }
+    }
+    /// How long, in seconds, a successful evaluation of this context is reused by keychain
+    /// calls (0, the default: as long as the context is valid).
+    open var touchIDAuthenticationAllowableReuseDuration: TimeInterval {
+        get { authenticationSession.reuseDuration }
+        set { authenticationSession.reuseDuration = min(max(0, newValue), LATouchIDAuthenticationMaximumAllowableReuseDuration) }
+    }
+    /// ``LABiometryType/touchID`` when a fingerprint authenticator is available with an
+    /// enrolled finger, else ``LABiometryType/none``.
+    open var biometryType: LABiometryType {
+        authenticationSession.unavailability(.biometry) == nil ? .touchID : .none
+    }
+    /// The identity of the enrolled fingers (changes when one is added or removed), or `nil`
+    /// when no biometric authenticator is available.
+    open var evaluatedPolicyDomainState: Data? {
+        authenticationSession.isInvalidated ? nil : authenticationSession.enrolledSetIdentity
+    }
 
     /// Creates a context.
     public override init() { super.init() }
 
-    /// Whether `policy` can be evaluated now.
+    /// Whether `policy` can be evaluated now (no prompt is shown).
     /// - Parameters:
     ///   - policy: The policy.
-    ///   - error: Receives the reason when it cannot.
-    /// - Returns: `false` here: no authenticator is available.
+    ///   - error: Receives the reason when it cannot, as an `NSError` in ``LAError/errorDomain``.
+    /// - Returns: Whether an authenticator can serve the policy.
     open func canEvaluatePolicy(_ policy: LAPolicy, error: NSErrorPointer) -> Bool {
-        error?.pointee = unavailable(policy).nsError
-        return false
+        guard let requirement = Self.requirement(policy) else {
+            error?.pointee = LAError(.watchNotAvailable).nsError
+            return false
+        }
+        if let reason = authenticationSession.unavailability(requirement) {
+            error?.pointee = LAError(Self.code(reason)).nsError
+            return false
+        }
+        error?.pointee = nil
+        return true
     }
 
-    /// Evaluates `policy`, calling `reply` with the outcome.
+    /// Evaluates `policy`, calling `reply` (on another thread) with the outcome.
     /// - Parameters:
     ///   - policy: The policy.
-    ///   - localizedReason: Why the app asks.
-    ///   - reply: Called with `false` and the reason here.
+    ///   - localizedReason: Why the app asks, shown with the prompt.
+    ///   - reply: Called with `true` and `nil`, or `false` and an ``LAError``.
     open func evaluatePolicy(_ policy: LAPolicy, localizedReason: String, reply: @escaping @Sendable (Bool, (any Error)?) -> Void) {
-        reply(false, unavailable(policy))
+        let session = authenticationSession
+        let authenticators = KeychainAuthenticators.current
+        Thread.detachNewThread {
+            KeychainAuthenticators.withAuthenticators(authenticators) {
+                switch Self.evaluate(policy, reason: localizedReason, session: session) {
+                case .success: reply(true, nil)
+                case .failure(let error): reply(false, error)
+                }
+            }
+        }
     }
 
     /// Evaluates `policy`.
     /// - Parameters:
     ///   - policy: The policy.
-    ///   - localizedReason: Why the app asks.
-    /// - Returns: Never `true` here.
-    /// - Throws: ``LAError`` with the reason the policy cannot be evaluated.
+    ///   - localizedReason: Why the app asks, shown with the prompt.
+    /// - Returns: `true` once the user is verified.
+    /// - Throws: ``LAError`` with the reason the evaluation did not succeed.
     open func evaluatePolicy(_ policy: LAPolicy, localizedReason: String) async throws -> Bool {
-        throw unavailable(policy)
+        let session = authenticationSession
+        let authenticators = KeychainAuthenticators.current
+        let outcome: Result<Void, LAError> = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                KeychainAuthenticators.withAuthenticators(authenticators) {
+                    continuation.resume(returning: Self.evaluate(policy, reason: localizedReason, session: session))
+                }
+            }
+        }
+        try outcome.get()
+        return true
     }
 
-    /// Invalidates the context; later evaluations fail with ``LAError/Code/invalidContext``.
+    /// Sets (or with `nil` clears) a credential: the application password of items created
+    /// with `.applicationPassword`.
+    /// - Parameters:
+    ///   - credential: The password's bytes.
+    ///   - type: ``LACredentialType/applicationPassword``.
+    /// - Returns: `true`.
+    @discardableResult
+    open func setCredential(_ credential: Data?, type: LACredentialType) -> Bool {
+        authenticationSession.setApplicationPassword(credential)
+        return true
+    }
+
+    /// Whether a credential of `type` is set.
+    /// - Parameter type: The credential type.
+    /// - Returns: Whether it is set.
+    open func isCredentialSet(_ type: LACredentialType) -> Bool {
+        authenticationSession.hasApplicationPassword
+    }
+
+    /// Invalidates the context; later evaluations fail with ``LAError/Code/invalidContext``
+    /// and keychain calls given it fail with `errSecAuthFailed`.
     open func invalidate() {
-        lock.lock()
-        invalidated = true
-        lock.unlock()
+        authenticationSession.invalidate()
     }
 
-    private func unavailable(_ policy: LAPolicy) -> LAError {
-        lock.lock()
-        defer { lock.unlock() }
-        if invalidated { return LAError(.invalidContext) }
+    private static func requirement(_ policy: LAPolicy) -> AuthenticationSession.Requirement? {
         switch policy {
-        case .deviceOwnerAuthentication: return LAError(.passcodeNotSet)
-        default: return LAError(.biometryNotAvailable)
+        case .deviceOwnerAuthenticationWithBiometrics, .deviceOwnerAuthenticationWithBiometricsOrWatch: return .biometry
+        case .deviceOwnerAuthentication: return .biometryOrPasscode
+        case .deviceOwnerAuthenticationWithWatch, .deviceOwnerAuthenticationWithWristDetection: return nil
+        }
+    }
+
+    private static func code(_ failure: AuthenticationFailure) -> LAError.Code {
+        LAError.Code(rawValue: failure.rawValue) ?? .authenticationFailed
+    }
+
+    private static func evaluate(_ policy: LAPolicy, reason: String, session: AuthenticationSession) -> Result<Void, LAError> {
+        guard let requirement = requirement(policy) else { return .failure(LAError(.watchNotAvailable)) }
+        do {
+            try session.evaluate(requirement, reason: reason)
+            return .success(())
+        } catch {
+            return .failure(LAError(code(error)))
         }
     }
 }
+
+/// The longest reuse duration LocalAuthentication accepts (5 minutes).
+public let LATouchIDAuthenticationMaximumAllowableReuseDuration: TimeInterval = 300
 #endif

@@ -190,11 +190,14 @@ enum KeychainStatusExplanation {
             return "the access groups in force are: \(context.accessGroupsDescription); pass --access-group "
                 + "GROUP (or set KEYSMITH_ACCESS_GROUPS) to name the group the item belongs to."
         case errSecInteractionNotAllowed:
-            return "the keychain is locked or the item's protection class is not available now; unlock the "
-                + "keychain, or store the item with --accessible afterFirstUnlock."
+            return "the keychain is locked or the item's protection class is not available now, or the item's "
+                + "access control needs the user and there is no terminal to ask on; unlock the keychain, store the "
+                + "item with --accessible afterFirstUnlock, or run the command in a terminal."
         case errSecAuthFailed:
             return "authentication failed: check the keychain passphrase and the item's access-control "
                 + "requirements."
+        case errSecUserCanceled:
+            return "the prompt was cancelled; nothing was read or changed."
         case errSecParam:
             return "a value was rejected; see keysmith help \(context.commandName)."
         case errSecWrPerm:

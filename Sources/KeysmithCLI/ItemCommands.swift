@@ -243,6 +243,11 @@ private func addCommand(_ kind: PasswordKind) -> Command {
             help: "When the item can be read (kSecAttrAccessible): \(Accessibility.namesList). Default: whenUnlocked."),
         OptionSpec(name: "sync", long: "sync", help: "Mark the item synchronizable (kSecAttrSynchronizable)."),
         OptionSpec(
+            name: "access-control", long: "access-control", value: .required("POLICY"),
+            help: "Who must be present to read the secret (kSecAttrAccessControl): \(AccessControlOption.namesList). "
+                + "Reading it then asks for the keychain passphrase (device-passcode, user-presence without a fingerprint "
+                + "reader) or a fingerprint; its attributes stay readable without asking. Not with --sync."),
+        OptionSpec(
             name: "trusted-application", short: "T", value: .required("APP"), repeatable: true,
             help: "Accepted for macOS habits and ignored, with a note: application access lists do not apply here; "
                 + "every program entitled to the item's access group reads it (choose the group with --access-group)."),
@@ -263,7 +268,7 @@ private func addCommand(_ kind: PasswordKind) -> Command {
     }
     return Command(
         name: "add-\(kind.suffix)", group: .items,
-        synopsis: "\(nameFlag) -a ACCOUNT [-w [PASSWORD] | --stdin] \(kind == .internet ? "[-r PROTOCOL] [-P PORT] [-p PATH] [-d DOMAIN] [-t TYPE] " : "")[-l LABEL] [-j COMMENT] [-D KIND] \(kind == .generic ? "[-G VALUE] " : "")[-c CREATOR] [-C TYPE] [-U] [--accessible CLASS] [--sync] [-T APP] [-A]",
+        synopsis: "\(nameFlag) -a ACCOUNT [-w [PASSWORD] | --stdin] \(kind == .internet ? "[-r PROTOCOL] [-P PORT] [-p PATH] [-d DOMAIN] [-t TYPE] " : "")[-l LABEL] [-j COMMENT] [-D KIND] \(kind == .generic ? "[-G VALUE] " : "")[-c CREATOR] [-C TYPE] [-U] [--accessible CLASS] [--access-control POLICY] [--sync] [-T APP] [-A]",
         summary: "Add a\(kind == .internet ? "n" : "") \(kind.noun) (update it in place with -U)",
         details: "Stores a new \(kind.noun) in the access group that comes first (see --access-group; by default the group every program without configured access groups shares). The secret comes from --stdin, from a prompt without echo (-w as the last argument, asked twice), or from '-w VALUE' (discouraged). Nothing secret is printed. Exit status 45 when the item already exists and -U is not given, as macOS security.\n\nPrints one line saying what was stored; with --json: {\"result\": \"added\" or \"updated\", \"item\": {attributes as in find-\(kind.suffix)}}.\n\nExamples:\n\n\(example)",
         options: options
@@ -288,6 +293,21 @@ private func runAdd(_ kind: PasswordKind, _ invocation: CommandInvocation) throw
             throw invocation.usageError("unknown accessibility '\(value)'; use one of \(Accessibility.namesList)")
         }
         accessibility = parsed
+    }
+    var accessControl: SecAccessControl?
+    if let value = arguments.value("access-control") {
+        guard let option = AccessControlOption(commandLineName: value) else {
+            throw invocation.usageError("unknown access control '\(value)'; use one of \(AccessControlOption.namesList)")
+        }
+        if arguments.contains("sync") {
+            throw invocation.usageError("--access-control cannot be combined with --sync: items that need the user are never synchronized")
+        }
+        guard let made = SecAccessControlCreateWithFlags(
+            nil, (accessibility?.code ?? kSecAttrAccessibleWhenUnlocked as String) as CFString, option.flags, nil)
+        else {
+            throw invocation.usageError("--access-control \(value) cannot be combined with that accessibility")
+        }
+        accessControl = made
     }
     let source: SecretSource
     let passwordGiven = arguments.lastOccurrence(of: "password")
@@ -341,6 +361,7 @@ private func runAdd(_ kind: PasswordKind, _ invocation: CommandInvocation) throw
     if attributes["labl"] == nil { attributes["labl"] = selection.attributes[kind.nameOption.tag] }
     attributes[kSecValueData as String] = secret
     if let accessibility { attributes[kSecAttrAccessible as String] = accessibility.code }
+    if let accessControl { attributes[kSecAttrAccessControl as String] = accessControl }
     if synchronizable { attributes[kSecAttrSynchronizable as String] = kCFBooleanTrue }
     if let group = settings.queryAccessGroup { attributes[kSecAttrAccessGroup as String] = group }
     attributes[kSecReturnAttributes as String] = kCFBooleanTrue
@@ -357,6 +378,7 @@ private func runAdd(_ kind: PasswordKind, _ invocation: CommandInvocation) throw
             if let value = selection.attributes[tag] { changes[tag] = value }
         }
         if let accessibility { changes[kSecAttrAccessible as String] = accessibility.code }
+        if let accessControl { changes[kSecAttrAccessControl as String] = accessControl }
         let updated = KeychainCallOutcome.capture {
             SecItemUpdate(collisionQuery as CFDictionary, changes as CFDictionary)
         }
@@ -417,7 +439,11 @@ private func runFind(_ kind: PasswordKind, _ invocation: CommandInvocation) thro
     var query = invocation.baseQuery(kind, selection)
     query[kSecMatchLimit as String] = kSecMatchLimitOne as String
     query[kSecReturnAttributes as String] = kCFBooleanTrue
-    if printSecret || showSecret { query[kSecReturnData as String] = kCFBooleanTrue }
+    if printSecret || showSecret {
+        query[kSecReturnData as String] = kCFBooleanTrue
+        // Shown when the item's access control asks for the user.
+        query[kSecUseOperationPrompt as String] = "keysmith: show the secret of the \(kind.noun) with \(selection.description)"
+    }
     let (result, outcome) = copyMatching(query)
     guard outcome.succeeded, let dictionary = result as? NSDictionary else {
         throw invocation.keychainError(

@@ -190,18 +190,25 @@ public struct GlobalSettings: Sendable {
         return FileManager.default.fileExists(atPath: keychainDirectory.appendingPathComponent("keychain.db").path)
     }
 
-    /// Runs `body` with this run's keychain directory and access groups in force for the
-    /// current task only (no process-wide state is changed).
+    /// Runs `body` with this run's keychain directory and access groups, and the
+    /// authenticators that prompt on the terminal, in force for the current task only (no
+    /// process-wide state is changed).
     /// - Parameter body: The work.
     /// - Returns: What `body` returns.
     public func withKeychain<Result>(_ body: () -> Result) -> Result {
         #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         return body()
         #else
-        guard let keychainDirectory else { return body() }
+        // Items whose access control needs the user ask for the keychain passphrase on the
+        // terminal.
+        guard let keychainDirectory else {
+            return KeychainAuthenticators.withAuthenticators(TerminalAuthenticators.list, body)
+        }
         let environment = KeychainEnvironment(
             directory: keychainDirectory, accessGroups: accessGroups, configurationIssue: configurationIssue)
-        return KeychainEnvironment.withEnvironment(environment, body)
+        return KeychainEnvironment.withEnvironment(environment) {
+            KeychainAuthenticators.withAuthenticators(TerminalAuthenticators.list, body)
+        }
         #endif
     }
 

@@ -6,8 +6,10 @@ import Foundation
 ///
 /// An archive holds the generic and internet passwords, keys and certificates that the
 /// current process can read (its access groups), with their attributes and data, except
-/// ThisDeviceOnly items (they never leave the machine) and nothing that needs the item's
-/// access control (that is dropped; the accessibility stays).
+/// ThisDeviceOnly items (they never leave the machine) and items whose access control
+/// needs the user (`.userPresence`, biometry, `.devicePasscode`, an application password):
+/// they stay behind, since the archive keeps no access control. Access control without such
+/// constraints is dropped; the accessibility stays.
 ///
 /// Format (version 1): `KSARCHV1`, Argon2id opslimit and memlimit (u64 LE), 16-byte salt,
 /// 24-byte nonce, then XChaCha20-Poly1305 over a binary property list
@@ -40,6 +42,9 @@ public enum KeychainArchive {
                 kSecClass as String: itemClass, kSecMatchLimit as String: kSecMatchLimitAll,
                 kSecReturnAttributes as String: true, kSecReturnData as String: true,
                 kSecAttrSynchronizable as String: kSecAttrSynchronizableAny,
+                // Items whose access control needs the user are left out: exported, they would
+                // lose it (the archive keeps no access control), and reading them would prompt.
+                kSecUseAuthenticationUI as String: kSecUseAuthenticationUISkip,
             ]
             var result: CFTypeRef?
             let status = SecItemCopyMatching(query as CFDictionary, &result)

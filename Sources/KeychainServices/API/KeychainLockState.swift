@@ -70,7 +70,12 @@ extension KeychainEnvironment {
     /// - Throws: A ``KeychainStateError`` with `errSecAuthFailed` for a wrong passphrase.
     public static func unlock(passphrase: String, timeout: UInt32?) throws {
         guard exists else { return }  // no keychain yet: no passphrase, always unlocked
-        try run { try $0.unlock(passphrase: passphrase, timeout: timeout) }
+        do {
+            let engine = try KeychainEngine.engine(for: current.directory)
+            try engine.keys.unlock(passphrase: passphrase, timeout: timeout, transaction: engine.writeTransaction)
+        } catch let failure as KeychainFailure {
+            throw KeychainStateError(status: failure.status, reason: failure.reason, recovery: failure.recovery)
+        }
     }
 
     /// Forgets the class A keys; with `evictingFirstUnlock` also the class C keys (as a

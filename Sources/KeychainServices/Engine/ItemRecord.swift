@@ -11,6 +11,15 @@ struct ItemRecord {
     /// caller as is when the data is asked for).
     var secret: SecretData?
     let reference: Data
+    /// Whether ``secret`` is sealed by the item's access control (an
+    /// ``AccessControlEnvelope``) rather than the secret itself.
+    var sealedForAccessControl = false
+
+    /// Whether handing out the secret needs an evaluation of the item's access control: it
+    /// has constraints and a secret.
+    var needsAuthentication: Bool {
+        secret != nil && accessControl?.requiresAuthentication == true
+    }
 
     var protection: ProtectionClass {
         if case .string(let name)? = attributes["pdmn"], let protection = ProtectionClass(rawValue: name) {

@@ -223,9 +223,25 @@ final class KeychainEngine: @unchecked Sendable {
                 errSecNotAvailable, "kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly needs a keychain passphrase, and none is set.",
                 recovery: "Set a passphrase for the keychain, or choose another accessibility.")
         }
+        // Access control: what sealing the secret needs is gathered before the lock (the
+        // application password is stretched), the keychain's public keys inside the write.
+        var gate: AccessControlGate?
+        var sealingInputs: AccessControlGate.SealingInputs?
+        if record.needsAuthentication, let control = record.accessControl {
+            let made = AccessControlGate(query: query, keys: keys)
+            sealingInputs = try made.sealingInputs(for: control)
+            gate = made
+        }
         return try locked {
-            let sealed = try seal(record, schema: schema)
             let rowID: Int64 = try storage.writeTransaction(erasing: false) {
+                var toSeal = record
+                if let gate, let sealingInputs, let control = record.accessControl, let secret = record.secret {
+                    toSeal.secret = try gate.seal(
+                        secret, control: control, reference: record.reference, protection: record.protection,
+                        publicKeys: keys.accessControlPublicKeys(creatingIn: storage), inputs: sealingInputs)
+                    toSeal.sealedForAccessControl = true
+                }
+                let sealed = try seal(toSeal, schema: schema)
                 do {
                     return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName)
                 } catch let error as DatabaseError where error.osStatus == errSecDuplicateItem {
@@ -254,26 +270,38 @@ final class KeychainEngine: @unchecked Sendable {
         guard let itemClass = query.itemClass, itemClass.schema != nil else { throw KeychainFailure.notFound }
         if let group = query.accessGroup, !groups.canRead(group) { throw AccessGroups.missing(group, write: false) }
         let readable = groups.readsEverything ? nil : groups.all
-        return try locked {
-            var results: [AnyObject] = []
-            var found = 0
-            let wanted: Int? = { if case .many(let n) = query.limit { return n } else { return 1 } }()
-            if wanted == 0 { throw KeychainFailure.notFound }
+        let wanted: Int? = { if case .many(let n) = query.limit { return n } else { return 1 } }()
+        if wanted == 0 { throw KeychainFailure.notFound }
+        let matches: [ItemRecord] = try locked {
+            var matches: [ItemRecord] = []
             try storage.checkBeforeRead()
             try forEachMatch(of: query, groups: readable, deleteDamaged: false) { record in
                 if query.authenticationUI == .skip, record.accessControl?.requiresAuthentication == true {
                     return true
                 }
-                found += 1
-                if let result = ResultBuilder.result(for: record, query: query) { results.append(result) }
-                if let wanted, found >= wanted { return false }
+                matches.append(record)
+                if let wanted, matches.count >= wanted { return false }
                 return true
             }
-            guard found > 0 else { throw KeychainFailure.notFound }
-            switch query.limit {
-            case .one: return results.first
-            case .many: return query.hasReturnKeys ? NSArray(array: results) : nil
+            return matches
+        }
+        guard !matches.isEmpty else { throw KeychainFailure.notFound }
+        // Secrets behind access control are opened after the evaluations they need, outside
+        // the lock (a prompt does not hold up other threads).
+        var gate: AccessControlGate?
+        var results: [AnyObject] = []
+        for var record in matches {
+            if query.returnData && record.needsAuthentication {
+                let current = gate ?? AccessControlGate(query: query, keys: keys)
+                gate = current
+                record.secret = try current.open(record)
+                record.sealedForAccessControl = false
             }
+            if let result = ResultBuilder.result(for: record, query: query) { results.append(result) }
+        }
+        switch query.limit {
+        case .one: return results.first
+        case .many: return query.hasReturnKeys ? NSArray(array: results) : nil
         }
     }
 
@@ -299,6 +327,32 @@ final class KeychainEngine: @unchecked Sendable {
             throw KeychainFailure.param("kSecAttrAccessible and kSecAttrAccessControl disagree; give only the access control.")
         }
         let writable = query.accessGroup.map { [$0] } ?? groups.writable
+        // Items behind access control are evaluated first, outside the lock, as Apple
+        // requires for an update; their secrets are then sealed again for their (possibly
+        // new) access control.
+        let guarded: [ItemRecord] = try locked {
+            try storage.checkBeforeRead()
+            var guarded: [ItemRecord] = []
+            try forEachMatch(of: query, groups: writable, deleteDamaged: false) { record in
+                if record.needsAuthentication { guarded.append(record) }
+                return true
+            }
+            return guarded
+        }
+        // The gate (and the authenticators in force) only where access control is involved.
+        let needsGate = !guarded.isEmpty || changes.accessControl?.requiresAuthentication == true
+        let gate = needsGate ? AccessControlGate(query: query, keys: keys) : nil
+        var opened: [Data: SecretData] = [:]
+        for record in guarded { opened[record.reference] = try gate?.open(record) }
+        var inputsByFlags: [UInt: AccessControlGate.SealingInputs] = [:]
+        if let control = changes.accessControl, control.requiresAuthentication {
+            inputsByFlags[control.flags.rawValue] = try gate?.sealingInputs(for: control)
+        }
+        for record in guarded {
+            if let control = record.accessControl, changes.accessControl == nil, inputsByFlags[control.flags.rawValue] == nil {
+                inputsByFlags[control.flags.rawValue] = try gate?.sealingInputs(for: control)
+            }
+        }
         try locked {
             try storage.writeTransaction(erasing: true) {
                 var matches: [ItemRecord] = []
@@ -307,6 +361,7 @@ final class KeychainEngine: @unchecked Sendable {
                     return true
                 }
                 guard !matches.isEmpty else { throw KeychainFailure.notFound }
+                var publicKeys: [AccessControlKeys.Slot: Data]?
                 let now = Date().timeIntervalSinceReferenceDate
                 for var record in matches {
                     for (tag, value) in changes.attributes { record.attributes[tag] = value }
@@ -322,7 +377,31 @@ final class KeychainEngine: @unchecked Sendable {
                     if record.synchronizable, record.accessControl?.requiresAuthentication == true {
                         throw KeychainFailure.param("An item with an authentication-requiring kSecAttrAccessControl cannot be synchronizable.")
                     }
+                    if record.sealedForAccessControl || (record.secret != nil && guarded.contains { $0.reference == record.reference }) {
+                        guard let secret = opened[record.reference] else { throw Self.changedWhileAuthenticating }
+                        record.secret = secret
+                        record.sealedForAccessControl = false
+                    }
                     if let secret = changes.valueData { record.secret = secret }
+                    if record.needsAuthentication, let control = record.accessControl, let secret = record.secret {
+                        var inputs = inputsByFlags[control.flags.rawValue]
+                        if inputs == nil {
+                            // An item without data before, or one given access control by this
+                            // update: nothing to evaluate, only to seal (an application
+                            // password comes from the context).
+                            guard !control.flags.contains(.applicationPassword) || control == changes.accessControl else {
+                                throw AccessControlEnvelope.missingPassword
+                            }
+                            let current = gate ?? AccessControlGate(query: query, keys: keys)
+                            inputs = try current.sealingInputs(for: control)
+                            inputsByFlags[control.flags.rawValue] = inputs
+                        }
+                        if publicKeys == nil { publicKeys = try keys.accessControlPublicKeys(creatingIn: storage) }
+                        record.secret = try (gate ?? AccessControlGate(query: query, keys: keys)).seal(
+                            secret, control: control, reference: record.reference, protection: record.protection,
+                            publicKeys: publicKeys!, inputs: inputs!)
+                        record.sealedForAccessControl = true
+                    }
                     record.attributes["mdat"] = .date(now)
                     if record.protection == .whenPasscodeSetThisDeviceOnly && !keys.hasPasscode {
                         throw KeychainFailure(errSecNotAvailable, "kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly needs a keychain passphrase, and none is set.")
@@ -340,6 +419,10 @@ final class KeychainEngine: @unchecked Sendable {
             }
         }
     }
+
+    private static let changedWhileAuthenticating = KeychainFailure(
+        errSecAuthFailed, "The matching items changed while the user was authenticating; nothing was changed.",
+        recovery: "Try the update again.")
 
     // MARK: Delete
 
@@ -545,7 +628,8 @@ final class KeychainEngine: @unchecked Sendable {
         let protection = record.protection
         let key = try keys.itemKey(for: protection)
         let label = keys.label(for: protection)
-        let plaintext = ItemCodec.encode(attributes: record.attributes, secret: record.secret)
+        let plaintext = ItemCodec.encode(
+            attributes: record.attributes, secret: record.secret, sealedForAccessControl: record.sealedForAccessControl)
         let associated = associatedData(
             itemClass: record.itemClass.rawValue, reference: record.reference, primaryKey: primaryKey,
             protection: label)
@@ -585,7 +669,7 @@ final class KeychainEngine: @unchecked Sendable {
         let decoded = try ItemCodec.decode(opened)
         let record = ItemRecord(
             rowID: statement.int64(at: 0), itemClass: itemClass, attributes: decoded.attributes,
-            secret: decoded.secret, reference: reference)
+            secret: decoded.secret, reference: reference, sealedForAccessControl: decoded.sealedForAccessControl)
         // The row's plaintext columns must agree with what was sealed. (The primary-key hash
         // needs no recomputation: it is part of the authenticated data, length-prefixed, so it
         // cannot change without the item failing to decrypt.)

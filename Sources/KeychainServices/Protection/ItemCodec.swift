@@ -6,7 +6,9 @@ import Foundation
 /// Layout (version 1): `01`, a 16-bit attribute count, then per attribute a 1-byte tag
 /// length, the tag, a 1-byte type and the value (strings and data with a 32-bit length,
 /// numbers and dates in 8 bytes, access control as protection + flags); then `00` (no
-/// secret) or `01` with a 32-bit length and the secret. All integers little-endian.
+/// secret), `01` with a 32-bit length and the secret, or `02` with a 32-bit length and the
+/// secret sealed by its access control (``AccessControlEnvelope``). All integers
+/// little-endian.
 /// The buffer is zeroed after use by ``SecretBuffer``.
 enum ItemCodec {
     private enum TypeCode: UInt8 {
@@ -14,7 +16,8 @@ enum ItemCodec {
     }
 
     /// Encodes `attributes` and `secret` into a zeroing buffer.
-    static func encode(attributes: [String: AttributeValue], secret: SecretData?) -> SecretBuffer {
+    /// - Parameter sealedForAccessControl: Whether `secret` is an ``AccessControlEnvelope``.
+    static func encode(attributes: [String: AttributeValue], secret: SecretData?, sealedForAccessControl: Bool = false) -> SecretBuffer {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256 + (secret?.length ?? 0))
         bytes.append(1)
@@ -43,7 +46,7 @@ enum ItemCodec {
             }
         }
         if let secret {
-            bytes.append(1)
+            bytes.append(sealedForAccessControl ? 2 : 1)
             appendInteger(UInt32(secret.length), to: &bytes)
             secret.withUnsafeBytes { bytes.append(contentsOf: $0) }
         } else {
@@ -60,7 +63,9 @@ enum ItemCodec {
     /// Decodes what ``encode(attributes:secret:)`` wrote.
     /// - Throws: errSecDecode when the bytes are not a valid item (the caller has already
     ///   authenticated them, so this means a bug or a format from a newer version).
-    static func decode(_ buffer: SecretBuffer) throws -> (attributes: [String: AttributeValue], secret: SecretData?) {
+    static func decode(
+        _ buffer: SecretBuffer
+    ) throws -> (attributes: [String: AttributeValue], secret: SecretData?, sealedForAccessControl: Bool) {
         try buffer.withUnsafeBytes { raw in
             var reader = Reader(bytes: raw)
             guard try reader.byte() == 1 else {
@@ -89,10 +94,12 @@ enum ItemCodec {
                 }
             }
             var secret: SecretData?
-            if try reader.byte() == 1 {
+            let marker = try reader.byte()
+            guard marker <= 2 else { throw reader.damaged }
+            if marker != 0 {
                 secret = SecretData(copying: try reader.blob())
             }
-            return (attributes, secret)
+            return (attributes, secret, marker == 2)
         }
     }
 

@@ -366,7 +366,9 @@ final class KeyHierarchy: @unchecked Sendable {
     /// Checks `passphrase` and makes the A and C class keys available to the user's
     /// processes; class A for `timeout` seconds (`nil` or 0: until locked).
     /// - Throws: errSecAuthFailed for a wrong passphrase (nothing changes).
-    func unlock(passphrase: String, timeout: UInt32?) throws {
+    func unlock(
+        passphrase: String, timeout: UInt32?, transaction: (((KeychainDatabase) throws -> Void) throws -> Void)? = nil
+    ) throws {
         let parameters: PassphraseKey? = try locking {
             try refresh()
             return records.passphrase
@@ -380,6 +382,20 @@ final class KeyHierarchy: @unchecked Sendable {
             else { throw Self.wrongPassphrase }
             try LockStateStore.store(.c, secret: secrets.c, keychainID: keychainID, timeout: nil)
             try LockStateStore.store(.a, secret: secrets.a, keychainID: keychainID, timeout: timeout)
+        }
+        // A keychain that got its passphrase before access control existed gets its
+        // passcode key pair now, while the passphrase is known.
+        if let transaction, try locking({ try refresh(); return records.accessControl[.passcode] == nil }) {
+            try transaction { storage in
+                let writer = ProtectionStore(database: storage.database)
+                let now = try writer.load()
+                guard now.passphrase == parameters, now.accessControl[.passcode] == nil else { return }
+                try writer.set(
+                    AccessControlKeys.Slot.passcode.recordName,
+                    AccessControlKeys.create(
+                        kek: accessControlKEK(.passcode, secret: secrets.p), bound: true,
+                        associatedData: accessControlAD(.passcode)))
+            }
         }
         NotificationCenter.default.post(name: Self.availableNotification, object: nil)
     }
@@ -413,7 +429,7 @@ final class KeyHierarchy: @unchecked Sendable {
             return records.passphrase
         }
         // The slow Argon2id work happens before the write lock is taken.
-        var oldSecrets: (a: SecretKey, c: SecretKey)?
+        var oldSecrets: (a: SecretKey, c: SecretKey, p: SecretKey)?
         if let current {
             guard let old else {
                 throw KeychainFailure(errSecAuthFailed, "The keychain has a passphrase; give the current one to change or remove it.")
@@ -438,6 +454,25 @@ final class KeyHierarchy: @unchecked Sendable {
             try writer.set("key.a", wrap(keyA, keyClass: .a, secret: newSecrets?.a))
             CrashPoint.reach("passphrase")
             try writer.set("key.c", wrap(keyC, keyClass: .c, secret: newSecrets?.c))
+            // The passcode key pair of access-controlled items follows the passphrase.
+            if let record = now.accessControl[.passcode] {
+                guard let publicKey = AccessControlKeys.publicKey(record),
+                    let secret = AccessControlKeys.secret(
+                        record, kek: accessControlKEK(.passcode, secret: AccessControlKeys.isBound(record) ? oldSecrets?.p : nil),
+                        associatedData: accessControlAD(.passcode))
+                else { throw Self.wrongPassphrase }
+                try writer.set(
+                    AccessControlKeys.Slot.passcode.recordName,
+                    AccessControlKeys.record(
+                        publicKey: publicKey, secret: secret, kek: accessControlKEK(.passcode, secret: newSecrets?.p),
+                        bound: newSecrets != nil, associatedData: accessControlAD(.passcode)))
+            } else if let newSecrets {
+                try writer.set(
+                    AccessControlKeys.Slot.passcode.recordName,
+                    AccessControlKeys.create(
+                        kek: accessControlKEK(.passcode, secret: newSecrets.p), bound: true,
+                        associatedData: accessControlAD(.passcode)))
+            }
             if let parameters {
                 try writer.set("passphrase", parameters.record)
             } else {
@@ -513,6 +548,90 @@ final class KeyHierarchy: @unchecked Sendable {
         }
     }
 
+    // MARK: Access-control keys
+
+    /// The key that wraps an access-control private key: `BLAKE2b(W; "kek", "acl.b")`, or
+    /// for the passcode `BLAKE2b(W; "kek", "acl.p", sP)` (without sP when the keychain has
+    /// no passphrase).
+    func accessControlKEK(_ slot: AccessControlKeys.Slot, secret: SecretKey?) -> SecretKey {
+        var parts = [Data("kek".utf8), Data(slot.recordName.utf8)]
+        if let secret { parts.append(secret.withUnsafeBytes { Data($0) }) }
+        defer { if parts.count == 3 { parts[2].withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) } } }
+        return Self.hash(key: wrapBase, parts: parts)
+    }
+
+    func accessControlAD(_ slot: AccessControlKeys.Slot) -> [UInt8] {
+        Array("keysmith.aclkey.v1".utf8) + Array(keychainID) + Array(slot.recordName.utf8)
+    }
+
+    /// The public keys items with access control are sealed to, creating the key pairs
+    /// that are missing, inside the engine's write transaction on `storage`.
+    /// - Throws: errSecInteractionNotAllowed when the keychain has a passphrase but no
+    ///   passcode key pair yet (made at the next unlock, when the passphrase is known).
+    func accessControlPublicKeys(creatingIn storage: KeychainDatabase) throws -> [AccessControlKeys.Slot: Data] {
+        let writer = ProtectionStore(database: storage.database)
+        var now = try writer.load()
+        for slot in AccessControlKeys.Slot.allCases where now.accessControl[slot] == nil {
+            if slot == .passcode && now.passphrase != nil {
+                throw KeychainFailure(
+                    errSecInteractionNotAllowed,
+                    "This keychain has a passphrase but no passcode key for access-controlled items yet; it is made when the keychain is unlocked with its passphrase.",
+                    recovery: "Unlock the keychain once (keysmith unlock), then store the item again.")
+            }
+            let record = AccessControlKeys.create(
+                kek: accessControlKEK(slot, secret: nil), bound: false, associatedData: accessControlAD(slot))
+            try writer.set(slot.recordName, record)
+            now.accessControl[slot] = record
+        }
+        var keys: [AccessControlKeys.Slot: Data] = [:]
+        for slot in AccessControlKeys.Slot.allCases {
+            guard let record = now.accessControl[slot], let publicKey = AccessControlKeys.publicKey(record) else {
+                throw AccessControlEnvelope.damagedKeys
+            }
+            keys[slot] = publicKey
+        }
+        return keys
+    }
+
+    /// Whether the passcode private key opens only with the passphrase secret.
+    var isPasscodeKeyBound: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        try? refresh()
+        return records.accessControl[.passcode].map(AccessControlKeys.isBound) ?? (records.passphrase != nil)
+    }
+
+    /// The private key of `slot`, unwrapped with `releasedKey` where the record is bound to
+    /// the passphrase; `nil` when the record is missing or the key does not open it.
+    func accessControlSecret(_ slot: AccessControlKeys.Slot, releasedKey: SecretKey?) throws -> SecretKey? {
+        let record: Data? = try locking {
+            try refresh()
+            return records.accessControl[slot]
+        }
+        guard let record else { return nil }
+        let bound = AccessControlKeys.isBound(record)
+        if bound && releasedKey == nil { return nil }
+        return AccessControlKeys.secret(
+            record, kek: accessControlKEK(slot, secret: bound ? releasedKey : nil), associatedData: accessControlAD(slot))
+    }
+
+    /// Checks `passphrase` against the keychain and returns the passcode secret sP derived
+    /// from it, or `nil` when it is wrong (or the keychain has no passphrase).
+    func passcodeKey(passphrase: String) throws -> SecretKey? {
+        let parameters: PassphraseKey? = try locking {
+            try refresh()
+            return records.passphrase
+        }
+        guard let parameters else { return nil }
+        let secrets = try parameters.secrets(for: passphrase)  // slow: outside the lock
+        return try locking {
+            try refresh()
+            guard records.passphrase == parameters, let a = records.wrapped[.a], unwrap(a, keyClass: .a, secret: secrets.a) != nil
+            else { return nil }
+            return secrets.p
+        }
+    }
+
     // MARK: Shared helpers
 
     /// `"keysmith.item.v1" ‖ keychain-id`, the start of every item's associated data.
@@ -539,7 +658,7 @@ final class KeyHierarchy: @unchecked Sendable {
     }
 
     /// Keyed BLAKE2b over length-prefixed `parts`, into locked memory.
-    private static func hash(key: SecretKey, parts: [Data], length: Int = Sodium.keyLength) -> SecretKey {
+    static func hash(key: SecretKey, parts: [Data], length: Int = Sodium.keyLength) -> SecretKey {
         var input: [UInt8] = []
         for part in parts {
             withUnsafeBytes(of: UInt32(part.count).littleEndian) { input.append(contentsOf: $0) }

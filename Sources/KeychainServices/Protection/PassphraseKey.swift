@@ -64,12 +64,23 @@ struct PassphraseKey: Equatable {
         return Data(bytes)
     }
 
-    /// Stretches `passphrase` into the two unlock secrets: class A's and class C's.
+    /// Stretches `passphrase` into the two unlock secrets, class A's and class C's, and the
+    /// passcode secret that opens the access-control key of `.devicePasscode` items (never
+    /// kept in the lock state: only typing the passphrase gives it).
     /// - Throws: errSecAllocate when Argon2id cannot get its memory.
-    func secrets(for passphrase: String) throws -> (a: SecretKey, c: SecretKey) {
+    func secrets(for passphrase: String) throws -> (a: SecretKey, c: SecretKey, p: SecretKey) {
+        let stretched = try stretch(Array(passphrase.utf8))
+        return (Sodium.deriveKey(from: stretched, id: 1, context: "kspass02"),
+                Sodium.deriveKey(from: stretched, id: 2, context: "kspass02"),
+                Sodium.deriveKey(from: stretched, id: 3, context: "kspass02"))
+    }
+
+    /// Argon2id of `bytes` with these parameters, into locked memory (`bytes` is zeroed).
+    /// - Throws: errSecAllocate when Argon2id cannot get its memory.
+    func stretch(_ bytes: [UInt8]) throws -> SecretKey {
         precondition(Sodium.isReady, "libsodium failed to initialize")
         let stretched = SecretKey(uninitializedCount: Sodium.keyLength)
-        var utf8 = Array(passphrase.utf8)
+        var utf8 = bytes
         let length = utf8.count
         utf8.append(0)  // never an empty buffer
         defer { utf8.withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) } }
@@ -89,8 +100,7 @@ struct PassphraseKey: Equatable {
                 errSecAllocate, "Stretching the passphrase needs \(memLimit >> 20) MiB of memory, which the system refused.",
                 recovery: "Free some memory (or raise the process's memory limit) and try again.")
         }
-        return (Sodium.deriveKey(from: stretched, id: 1, context: "kspass02"),
-                Sodium.deriveKey(from: stretched, id: 2, context: "kspass02"))
+        return stretched
     }
 }
 #endif

@@ -9,6 +9,9 @@ struct ProtectionRecords: Equatable {
     var passphrase: PassphraseKey?
     /// The wrapped class keys.
     var wrapped: [KeyHierarchy.KeyClass: Data] = [:]
+    /// The access-control key pairs (public key and wrapped private key), once an item
+    /// with access control was stored or a passphrase was set.
+    var accessControl: [AccessControlKeys.Slot: Data] = [:]
 }
 
 /// The `protection` table (`name TEXT PRIMARY KEY, value BLOB`) with the key format, the
@@ -67,6 +70,8 @@ final class ProtectionStore {
             case "key.a": records.wrapped[.a] = value
             case "key.c": records.wrapped[.c] = value
             case "key.d": records.wrapped[.d] = value
+            case AccessControlKeys.Slot.biometry.recordName: records.accessControl[.biometry] = value
+            case AccessControlKeys.Slot.passcode.recordName: records.accessControl[.passcode] = value
             default: break
             }
         }

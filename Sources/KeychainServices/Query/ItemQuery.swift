@@ -91,6 +91,9 @@ struct ItemQuery {
     var authenticationUI: AuthenticationUI = .allow
     var hasItemList = false
     var hasAuthenticationContext = false
+    /// The session of the `kSecUseAuthenticationContext` object (an `LAContext`), when it
+    /// is one the keychain knows.
+    var authenticationSession: AuthenticationSession?
     var hasCredentialReference = false
     var operationPrompt: String?
 

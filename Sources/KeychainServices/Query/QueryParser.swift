@@ -209,8 +209,10 @@ enum QueryParser {
     private static func applyUse(_ key: String, value: Any, to query: inout ItemQuery) throws {
         switch key {
         case "u_ItemList": query.hasItemList = true
-        case "u_OpPrompt", "u_CallerName":
+        case "u_OpPrompt":
             query.operationPrompt = value as? String
+        case "u_CallerName":
+            return
         case "u_AuthUI":
             // As Apple's client does: only Skip reaches the keychain (and is checked there);
             // Fail changes how authentication is handled; every other value is dropped.
@@ -221,7 +223,9 @@ enum QueryParser {
             }
         case "u_NoAuthUI":
             if boolean(value) == true { query.authenticationUI = .fail }
-        case "u_AuthCtx": query.hasAuthenticationContext = true
+        case "u_AuthCtx":
+            query.hasAuthenticationContext = true
+            query.authenticationSession = (value as? any KeychainAuthenticationContext)?.authenticationSession
         case "u_CredRef": query.hasCredentialReference = true
         case "u_UserIndependentKeychain", "u_Tomb", "u_SystemKeychain", "u_SystemKeychainAlways",
             "u_SyncBubbleKeychain", "u_TokenRawItems", "u_CertWithIssuers":

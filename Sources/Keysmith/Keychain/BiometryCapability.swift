@@ -14,7 +14,8 @@ import LocalAuthentication
 /// - Note: On Apple platforms the check is `LAContext.canEvaluatePolicy` with
 ///   `.deviceOwnerAuthenticationWithBiometrics`; the simulator always reports unavailable
 ///   (biometric items on the simulator fall back to passcode prompts on every
-///   read). On Linux there is no biometric authenticator yet, so the check reports
+///   read). On Linux it asks the fingerprint authenticators of `KeychainAuthenticators`
+///   (fprintd with an enrolled finger; a scripted one in tests): without one it reports
 ///   unavailable.
 public struct BiometryCapability: Sendable {
     /// The result of a check.
@@ -62,7 +63,8 @@ public struct BiometryCapability: Sendable {
     }
 
     /// The system's answer: `LAContext.canEvaluatePolicy` on Apple platforms (unavailable
-    /// on the simulator); unavailable on Linux until an authenticator exists.
+    /// on the simulator); on Linux, whether a fingerprint authenticator with an enrolled
+    /// finger is available.
     public static let system = BiometryCapability { systemAvailability() }
 
     /// Asks whether biometry can be used now.
@@ -105,9 +107,21 @@ func authenticationAttributes(prompt: String?) -> [String: Any] {
     return [kSecUseAuthenticationContext as String: context]
 }
 #else
+#if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
+// Linux: the fingerprint authenticators of KeychainAuthenticators (fprintd where it runs,
+// a scripted one in tests).
+private func systemAvailability() -> BiometryCapability.Availability {
+    switch AuthenticationSession().unavailability(.biometry) {
+    case nil: return .available
+    case .biometryLockout?: return .lockedOut(reason: AuthenticationFailure.biometryLockout.description)
+    case let failure?: return .unavailable(reason: failure.description)
+    }
+}
+#else
 private func systemAvailability() -> BiometryCapability.Availability {
     .unavailable(reason: "no biometric authenticator is available on this platform")
 }
+#endif
 
 /// The query attributes that carry an authentication prompt (`kSecUseOperationPrompt`,
 /// which the Linux keychain passes to its authenticator).

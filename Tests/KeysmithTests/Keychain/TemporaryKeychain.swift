@@ -21,18 +21,29 @@ private func makeEnvironment() -> (KeychainEnvironment, URL) {
     return (KeychainEnvironment(directory: directory, accessGroups: testAccessGroups), directory)
 }
 
+/// The authenticators of a test keychain: a scripted fingerprint reader with an enrolled
+/// finger and no scripted answers, so biometric items can be stored (their key binds the
+/// enrolled set) and reading their data fails unless a test scripts an answer.
+private func testAuthenticators() -> KeychainAuthenticators {
+    KeychainAuthenticators([ScriptedAuthenticator(factor: .biometry)])
+}
+
 /// Runs `body` in a fresh temporary keychain, removed afterwards.
 func withTemporaryKeychain<Result>(_ body: () throws -> Result) rethrows -> Result {
     let (environment, directory) = makeEnvironment()
     defer { try? FileManager.default.removeItem(at: directory) }
-    return try KeychainEnvironment.withEnvironment(environment, body)
+    return try KeychainEnvironment.withEnvironment(environment) {
+        try KeychainAuthenticators.withAuthenticators(testAuthenticators(), body)
+    }
 }
 
 /// Runs the asynchronous `body` in a fresh temporary keychain, removed afterwards.
 func withTemporaryKeychain<Result: Sendable>(_ body: () async throws -> Result) async rethrows -> Result {
     let (environment, directory) = makeEnvironment()
     defer { try? FileManager.default.removeItem(at: directory) }
-    return try await KeychainEnvironment.withEnvironment(environment, body)
+    return try await KeychainEnvironment.withEnvironment(environment) {
+        try await KeychainAuthenticators.withAuthenticators(testAuthenticators(), body)
+    }
 }
 #else
 /// Runs `body` against the real keychain (tests use unique services).

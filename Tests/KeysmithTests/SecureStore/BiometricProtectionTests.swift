@@ -33,11 +33,14 @@ struct BiometricProtectionTests {
 
     @Test func test_systemCapability_onLinux_fallsBack() throws {
         #if os(Linux)
+        // No fingerprint authenticator (the test keychain's scripted reader is replaced by none).
         try withTemporaryKeychain {
-            let store = try makeStore()
-            let result = try store.setBiometricProtected("pin", "1234", in: "local_pin")
-            #expect(!result.isProtected)
-            #expect(try store.get("pin", as: String.self, in: "local_pin") == "1234")
+            try KeychainAuthenticators.withAuthenticators(KeychainAuthenticators([])) {
+                let store = try makeStore()
+                let result = try store.setBiometricProtected("pin", "1234", in: "local_pin")
+                #expect(!result.isProtected)
+                #expect(try store.get("pin", as: String.self, in: "local_pin") == "1234")
+            }
         }
         #endif
     }
