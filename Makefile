@@ -104,6 +104,7 @@ bench:
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product keysmith \
 		|| { rm -f "$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)/keysmith"; \
 		     echo "keysmith CLI did not build: its process benchmark will say so"; }
+	$(SWIFT) build -c release $(SWIFT_FLAGS) --product keysmith-empty
 	@mkdir -p .build
 	gcc -O2 -Wall -o .build/secret-bench Benchmarks/libsecret/secret-bench.c $$(pkg-config --cflags --libs libsecret-1 libgcrypt) \
 		|| { rm -f .build/secret-bench; echo "secret-bench did not build: the libsecret rows will say so"; }
