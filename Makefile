@@ -12,8 +12,16 @@ APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config gcc etcd
 BREW_PACKAGES := sqlite libsodium pkg-config etcd
 # bench only: libsecret (headers for .build/secret-bench, secret-tool) and gnome-keyring with
 # dbus-run-session, to compare with; `make test` does not need them.
-BENCH_APT_PACKAGES := $(APT_PACKAGES) libsecret-1-dev libsecret-tools gnome-keyring dbus-daemon
+BENCH_APT_PACKAGES := $(APT_PACKAGES) libsecret-1-dev libsecret-tools gnome-keyring dbus-daemon time libcurl4-openssl-dev
 SUDO := $(shell [ "$$(id -u)" = "0" ] && echo "" || echo "sudo")
+
+# The installed tools are linked with the Swift runtime and Foundation built in
+# (-static-stdlib): a process starts in about half the time (docs/BENCHMARKS.md, "Start-up").
+# They are built in their own scratch directory, so the debug and release builds of the
+# package are not rebuilt with other flags. Linking Foundation's networking part statically
+# needs libcurl's development files.
+STATIC_BUILD := --static-swift-stdlib --scratch-path .build/static
+STATIC_APT_PACKAGES := $(APT_PACKAGES) libcurl4-openssl-dev
 
 PREFIX ?= /usr/local
 # What `make install` puts in $(PREFIX)/bin (and `make uninstall` removes): the keysmith tool
@@ -84,13 +92,14 @@ $(PYTHON_VENV)/.ready: bindings/python/pyproject.toml
 	$(PYTHON_VENV)/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e bindings/python
 	touch $@
 
-## install: release builds of the keysmith tool and the git and Docker credential helpers, in
+## install: release builds (Swift runtime linked in) of the keysmith tool and the git and Docker credential helpers, in
 ## $(PREFIX)/bin (PREFIX=/usr/local by default; the Python keyring backend installs with pip:
 ## pip install ./bindings/python).
-install: deps
-	for product in $(INSTALLED_EXECUTABLES); do $(SWIFT) build -c release $(SWIFT_FLAGS) --product $$product || exit 1; done
+install:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(STATIC_APT_PACKAGES)"
+	for product in $(INSTALLED_EXECUTABLES); do $(SWIFT) build -c release $(SWIFT_FLAGS) $(STATIC_BUILD) --product $$product || exit 1; done
 	install -d "$(DESTDIR)$(PREFIX)/bin"
-	bin="$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)" && \
+	bin="$$($(SWIFT) build -c release $(SWIFT_FLAGS) $(STATIC_BUILD) --show-bin-path)" && \
 		for product in $(INSTALLED_EXECUTABLES); do install -m 0755 "$$bin/$$product" "$(DESTDIR)$(PREFIX)/bin/$$product" || exit 1; done
 
 ## uninstall: removes what install put in $(PREFIX)/bin.
@@ -110,13 +119,16 @@ bench:
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_APT_PACKAGES)"
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product keysmith-bench
 	@$(MAKE) --no-print-directory node C_ABI_CONFIG=release
-	$(SWIFT) build -c release $(SWIFT_FLAGS) --product keysmith \
-		|| { rm -f "$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)/keysmith"; \
+	@# The CLI as make install ships it (static), and an empty program built the same way.
+	$(SWIFT) build -c release $(SWIFT_FLAGS) $(STATIC_BUILD) --product keysmith \
+		|| { rm -f "$$($(SWIFT) build -c release $(SWIFT_FLAGS) $(STATIC_BUILD) --show-bin-path)/keysmith"; \
 		     echo "keysmith CLI did not build: its process benchmark will say so"; }
+	$(SWIFT) build -c release $(SWIFT_FLAGS) $(STATIC_BUILD) --product keysmith-empty
 	@mkdir -p .build
 	gcc -O2 -Wall -o .build/secret-bench Benchmarks/libsecret/secret-bench.c $$(pkg-config --cflags --libs libsecret-1 libgcrypt) \
 		|| { rm -f .build/secret-bench; echo "secret-bench did not build: the libsecret rows will say so"; }
-	SECRET_BENCH="$(CURDIR)/.build/secret-bench" \
+	static="$$($(SWIFT) build -c release $(SWIFT_FLAGS) $(STATIC_BUILD) --show-bin-path)" && \
+	SECRET_BENCH="$(CURDIR)/.build/secret-bench" KEYSMITH_CLI="$$static/keysmith" KEYSMITH_EMPTY="$$static/keysmith-empty" \
 		"$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)/keysmith-bench" --write-docs docs/BENCHMARKS.md
 	@$(MAKE) --no-print-directory bench-credential-helpers
 

@@ -109,6 +109,10 @@ let package = Package(
             path: "Benchmarks/CBaseline"
         ),
         .executableTarget(
+            name: "keysmith-empty",
+            path: "Benchmarks/keysmith-empty"
+        ),
+        .executableTarget(
             name: "keysmith-bench",
             dependencies: ["KeychainServices", "Keysmith", "KeysmithEtcd", "CBaseline"],
             path: "Benchmarks/keysmith-bench"

@@ -10,6 +10,10 @@
 //   keysmith-bench --only erasure|write|node   one benchmark: erasing old data on a write,
 //                                         the durable SecItemUpdate at 100 items, or a get
 //                                         from Node against the Swift KeychainStore read
+//   keysmith-bench --only reads [N] | typed | throughput | protection | process [RUNS]
+//                  one group of rows: reads at N items against the C limit; KeychainStore
+//                  and KeyRetriever against SecItemCopyMatching; 2 readers against 1; class A
+//                  against class D; the CLI as a whole process (without secret-tool)
 //                  [--only-protection]
 //
 // libsecret and gnome-keyring are measured by .build/secret-bench (a C program built by
@@ -21,6 +25,11 @@ import Foundation
 // Swift program that links Foundation and the keychain, doing nothing.
 if CommandLine.arguments.dropFirst().first == "--exit-at-once" { exit(0) }
 
+// A reader process of the throughput benchmark.
+if CommandLine.arguments.dropFirst().first == "--read-worker" {
+    ThroughputBenchmark.worker(Array(CommandLine.arguments.dropFirst(2)))
+}
+
 // One benchmark alone, printed as a table row.
 if CommandLine.arguments.dropFirst().first == "--only" {
     let selected: [BenchmarkRow]
@@ -28,8 +37,19 @@ if CommandLine.arguments.dropFirst().first == "--only" {
     case "erasure": selected = [ErasureBenchmark(itemCount: 100).row()]
     case "write": selected = WriteBenchmark.rows(sizes: [100], libsecret: LibsecretBenchmark.Result(built: false))
     case "node": selected = [NodeGetBenchmark().row()]
+    case "reads":
+        let size = Int(CommandLine.arguments.dropFirst(3).first ?? "") ?? 10_000
+        selected = KeychainReadBenchmark(itemCount: size).run().rows
+    case "typed": selected = StoreReadBenchmark(itemCount: 100).rows()
+    case "throughput": selected = ThroughputBenchmark.rows()
+    case "protection": selected = ProtectionBenchmark.rows()
+    case "process":
+        selected = ProcessBenchmark(
+            runs: Int(CommandLine.arguments.dropFirst(3).first ?? "") ?? 30, itemCount: 100, session: nil
+        ).run()
     default:
-        FileHandle.standardError.write(Data("usage: keysmith-bench --only erasure|write|node\n".utf8))
+        FileHandle.standardError.write(Data(
+            "usage: keysmith-bench --only erasure|write|node|reads [N]|typed|throughput|protection|process [RUNS]\n".utf8))
         exit(2)
     }
     for row in selected {
@@ -129,7 +149,11 @@ rows.append(NodeGetBenchmark().row())
 // 5. The fleet source on etcd (loopback): rotation propagation and lookups.
 rows += fleetBenchmarkRows()
 
-// 5. Data protection: unlock time, and a class A read against a class D read.
+// 6. The typed layer against the call it makes; two readers against one.
+rows += StoreReadBenchmark(itemCount: 100).rows()
+rows += ThroughputBenchmark.rows()
+
+// 7. Data protection: unlock time, and a class A read against a class D read.
 progress("measuring unlock and class A vs class D reads")
 rows += ProtectionBenchmark.rows()
 

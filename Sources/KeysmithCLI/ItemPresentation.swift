@@ -367,8 +367,20 @@ enum Accessibility: CaseIterable {
         }
     }
 
-    /// The name, for example `whenUnlocked`.
-    var name: String { "\(self)" }
+    /// The name, for example `whenUnlocked`. (Spelled out rather than `"\(self)"`: the
+    /// help of `add-*` lists every name, and reflecting an enum case costs a noticeable part
+    /// of the tool's start-up.)
+    var name: String {
+        switch self {
+        case .whenUnlocked: return "whenUnlocked"
+        case .afterFirstUnlock: return "afterFirstUnlock"
+        case .always: return "always"
+        case .whenUnlockedThisDeviceOnly: return "whenUnlockedThisDeviceOnly"
+        case .afterFirstUnlockThisDeviceOnly: return "afterFirstUnlockThisDeviceOnly"
+        case .alwaysThisDeviceOnly: return "alwaysThisDeviceOnly"
+        case .whenPasscodeSetThisDeviceOnly: return "whenPasscodeSetThisDeviceOnly"
+        }
+    }
 
     /// The class a stored code stands for.
     init?(code: String) {

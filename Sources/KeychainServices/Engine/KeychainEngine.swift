@@ -1,14 +1,21 @@
 #if !canImport(Security)
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Add, match, update and delete with Apple's semantics over one keychain directory.
 ///
-/// One engine per keychain per process, shared by all threads; a lock serializes use of
-/// its single SQLite connection. Other processes use the same file through their own
-/// connection; SQLite's WAL locking and `BEGIN IMMEDIATE` keep them consistent.
+/// One engine per keychain per process, shared by all threads. Writes (and everything
+/// that must be judged under the write lock) go through one connection, serialized by a
+/// lock; `SecItemCopyMatching` runs on a small pool of read connections, so threads read
+/// in parallel (SQLite's WAL lets readers run beside each other and beside a writer).
+/// Every read connection works in autocommit mode and resets each statement when the call
+/// ends, so it holds no read transaction between calls: each read starts a new WAL
+/// snapshot, which includes every write committed before it, in any thread or process.
+/// Other processes use the same file through their own connections; SQLite's WAL locking
+/// and `BEGIN IMMEDIATE` keep them consistent.
 final class KeychainEngine: @unchecked Sendable {
     static let databaseName = "keychain.db"
     static let keyFileName = "device.key"
@@ -20,9 +27,24 @@ final class KeychainEngine: @unchecked Sendable {
     let keys: KeyHierarchy
     /// `"keysmith.item.v1" ‖ keychain-id`, the start of every item's associated data.
     private let associatedDataPrefix: Data
-    private var groupHashes: [Data: Data] = [:]
-    /// Prepared searches by the shape of their query (used with the lock held).
-    private var searchStatements: [QueryShape: Statement] = [:]
+    /// The write connection and what is prepared on it (used with the lock held).
+    private let writer: Connection
+    /// Idle read connections (see ``Connection``); at most ``maximumIdleReaders`` are kept.
+    private let idleReaders = Mutex<[Connection]>([])
+    private static let maximumIdleReaders = 4
+
+    /// One SQLite connection of this engine with its prepared searches and memoized group
+    /// hashes. Used by one thread at a time: the writer with the engine's lock held, a
+    /// reader while it is taken out of the pool.
+    private final class Connection: @unchecked Sendable {
+        let storage: KeychainDatabase
+        /// Prepared searches by the shape of their query.
+        var searchStatements: [QueryShape: Statement] = [:]
+        /// Keyed hashes of access group names, by the name's bytes.
+        var groupHashes: [Data: Data] = [:]
+
+        init(_ storage: KeychainDatabase) { self.storage = storage }
+    }
 
     /// Opens (creating on first use) the keychain in `directory`.
     /// - Throws: ``KeychainFailure`` naming the file and the fix.
@@ -46,6 +68,7 @@ final class KeychainEngine: @unchecked Sendable {
         // place, and the anchor records that write like any other.
         try keys.attach(storage: storage)
         associatedDataPrefix = Data("keysmith.item.v1".utf8) + storage.keychainID
+        writer = Connection(storage)
         fileIdentity = Self.identity(of: databaseURL.path)
         lastConfirmed = DispatchTime.now().uptimeNanoseconds
     }
@@ -151,6 +174,10 @@ final class KeychainEngine: @unchecked Sendable {
     private func locked<Result>(_ body: () throws -> Result) throws -> Result {
         lock.lock()
         defer { lock.unlock() }
+        return try Self.describingDatabaseErrors(body)
+    }
+
+    private static func describingDatabaseErrors<Result>(_ body: () throws -> Result) throws -> Result {
         do {
             return try body()
         } catch let error as DatabaseError {
@@ -158,6 +185,23 @@ final class KeychainEngine: @unchecked Sendable {
                 error.osStatus, "The keychain database failed: \(error.message ?? "SQLite error \(error.resultCode)").",
                 recovery: error.osStatus == errSecDiskFull ? "Free some disk space and try again; nothing was changed." : nil)
         }
+    }
+
+    /// Runs `body` on an idle read connection (opening one when none is idle), without the
+    /// engine's lock. Returns `nil` when no read connection can be opened; the caller then
+    /// reads on the write connection. A connection whose call failed is closed, not reused.
+    private func reading<Result>(_ body: (Connection) throws -> Result) throws -> Result? {
+        var reader = idleReaders.withLock { $0.popLast() }
+        if reader == nil {
+            guard let opened = try? KeychainDatabase(readerOf: storage) else { return nil }
+            reader = Connection(opened)
+        }
+        guard let reader else { return nil }
+        let result = try Self.describingDatabaseErrors { try body(reader) }
+        idleReaders.withLock { idle in
+            if idle.count < Self.maximumIdleReaders { idle.append(reader) }
+        }
+        return result
     }
 
     // MARK: Add
@@ -265,6 +309,10 @@ final class KeychainEngine: @unchecked Sendable {
     // MARK: Copy matching
 
     /// Finds items and shapes the result. Throws errSecItemNotFound when nothing matches.
+    ///
+    /// Runs on a read connection of the pool; when the database's state does not match the
+    /// rollback anchor at first sight (a write half-way in another process, or a rollback),
+    /// the read is judged again under the write lock on the write connection.
     func copyMatching(_ query: ItemQuery, groups: AccessGroups) throws -> AnyObject? {
         try validateSearch(query)
         guard let itemClass = query.itemClass, itemClass.schema != nil else { throw KeychainFailure.notFound }
@@ -272,22 +320,24 @@ final class KeychainEngine: @unchecked Sendable {
         let readable = groups.readsEverything ? nil : groups.all
         let wanted: Int? = { if case .many(let n) = query.limit { return n } else { return 1 } }()
         if wanted == 0 { throw KeychainFailure.notFound }
-        let matches: [ItemRecord] = try locked {
-            var matches: [ItemRecord] = []
-            try storage.checkBeforeRead()
-            try forEachMatch(of: query, groups: readable, deleteDamaged: false) { record in
-                if query.authenticationUI == .skip, record.accessControl?.requiresAuthentication == true {
-                    return true
-                }
-                matches.append(record)
-                if let wanted, matches.count >= wanted { return false }
-                return true
+        // Reads run on a pooled read connection when the database is in the state the
+        // rollback anchor vouches for; anything else is judged on the writer, under the lock.
+        let pooled: [ItemRecord]?? = try reading { reader in
+            guard try reader.storage.stateMatchesAnchor() else { return nil }
+            return .some(try collectMatches(of: query, groups: readable, wanted: wanted, on: reader))
+        }
+        let matches: [ItemRecord]
+        if let pooled = pooled ?? nil {
+            matches = pooled
+        } else {
+            matches = try locked {
+                try storage.checkBeforeRead()
+                return try collectMatches(of: query, groups: readable, wanted: wanted, on: writer)
             }
-            return matches
         }
         guard !matches.isEmpty else { throw KeychainFailure.notFound }
         // Secrets behind access control are opened after the evaluations they need, outside
-        // the lock (a prompt does not hold up other threads).
+        // the lock and off the read connection (a prompt does not hold up other threads).
         var gate: AccessControlGate?
         var results: [AnyObject] = []
         for var record in matches {
@@ -303,6 +353,23 @@ final class KeychainEngine: @unchecked Sendable {
         case .one: return results.first
         case .many: return query.hasReturnKeys ? NSArray(array: results) : nil
         }
+    }
+
+    /// The items `SecItemCopyMatching` answers with for `query`, read on `connection` (at
+    /// most `wanted`; items that need the user are left out under `kSecUseAuthenticationUISkip`).
+    private func collectMatches(
+        of query: ItemQuery, groups readable: [String]?, wanted: Int?, on connection: Connection
+    ) throws -> [ItemRecord] {
+        var matches: [ItemRecord] = []
+        try forEachMatch(of: query, groups: readable, deleteDamaged: false, on: connection) { record in
+            if query.authenticationUI == .skip, record.accessControl?.requiresAuthentication == true {
+                return true
+            }
+            matches.append(record)
+            if let wanted, matches.count >= wanted { return false }
+            return true
+        }
+        return matches
     }
 
     // MARK: Update
@@ -333,7 +400,7 @@ final class KeychainEngine: @unchecked Sendable {
         let guarded: [ItemRecord] = try locked {
             try storage.checkBeforeRead()
             var guarded: [ItemRecord] = []
-            try forEachMatch(of: query, groups: writable, deleteDamaged: false) { record in
+            try forEachMatch(of: query, groups: writable, deleteDamaged: false, on: writer) { record in
                 if record.needsAuthentication { guarded.append(record) }
                 return true
             }
@@ -356,7 +423,7 @@ final class KeychainEngine: @unchecked Sendable {
         try locked {
             try storage.writeTransaction(erasing: true) {
                 var matches: [ItemRecord] = []
-                try forEachMatch(of: query, groups: writable, deleteDamaged: false) { record in
+                try forEachMatch(of: query, groups: writable, deleteDamaged: false, on: writer) { record in
                     matches.append(record)
                     return true
                 }
@@ -441,7 +508,7 @@ final class KeychainEngine: @unchecked Sendable {
         try locked {
             try storage.writeTransaction(erasing: true) {
                 var ids: [Int64] = []
-                try forEachMatch(of: query, groups: writable, deleteDamaged: true) { record in
+                try forEachMatch(of: query, groups: writable, deleteDamaged: true, on: writer) { record in
                     ids.append(record.rowID)
                     return true
                 }
@@ -477,7 +544,7 @@ final class KeychainEngine: @unchecked Sendable {
     }
 
     /// Calls `visit` with every item that matches `query` in `groups` (`nil`: all), in
-    /// insertion order, until it returns `false`.
+    /// insertion order, until it returns `false`, reading on `connection`.
     ///
     /// Candidates come from the index columns; each is decrypted and checked against every
     /// attribute of the query, so a damaged index can never return a wrong item. A
@@ -485,7 +552,8 @@ final class KeychainEngine: @unchecked Sendable {
     /// `deleteDamaged` is set and the query is answered by the index alone, in which case
     /// the damaged row is passed on as a match (so it can be deleted).
     private func forEachMatch(
-        of query: ItemQuery, groups: [String]?, deleteDamaged: Bool, _ visit: (ItemRecord) throws -> Bool
+        of query: ItemQuery, groups: [String]?, deleteDamaged: Bool, on connection: Connection,
+        _ visit: (ItemRecord) throws -> Bool
     ) throws {
         guard let itemClass = query.itemClass, let schema = itemClass.schema else { return }
         let (first, second) = schema.indexedNames
@@ -510,12 +578,12 @@ final class KeychainEngine: @unchecked Sendable {
             }
         }
         let statement: Statement
-        if let prepared = searchStatements[shape] {
+        if let prepared = connection.searchStatements[shape] {
             prepared.reset()
             statement = prepared
         } else {
-            statement = try Statement(database: storage.database, sql: shape.sql)
-            searchStatements[shape] = statement
+            statement = try Statement(database: connection.storage.database, sql: shape.sql)
+            connection.searchStatements[shape] = statement
         }
         var index: Int32 = 1
         if let reference = query.persistentReference {
@@ -542,7 +610,7 @@ final class KeychainEngine: @unchecked Sendable {
             }
         }
         for group in groupFilter ?? [] {
-            statement.bind(groupHash(group), at: index)
+            statement.bind(groupHash(group, memo: connection), at: index)
             index += 1
         }
         defer { statement.reset() }
@@ -640,7 +708,7 @@ final class KeychainEngine: @unchecked Sendable {
         return SealedItem(
             row: StoredRow(
                 id: record.rowID, itemClass: record.itemClass.rawValue, primaryKeyHash: primaryKey,
-                accessGroupHash: groupHash(record.accessGroup), synchronizable: record.synchronizable,
+                accessGroupHash: groupHash(record.accessGroup, memo: writer), synchronizable: record.synchronizable,
                 protection: label, reference: record.reference, nonce: sealed.nonce,
                 ciphertext: sealed.ciphertext),
             firstName: nameHash(record.itemClass, slot: 1, record.attributes[first] ?? .string("")),
@@ -704,16 +772,16 @@ final class KeychainEngine: @unchecked Sendable {
         return Sodium.keyedHash(input, key: keys.indexKey)
     }
 
-    /// Keyed hash of an access group name (memoized: a process uses few groups). Called
-    /// with the engine's lock held.
-    private func groupHash(_ group: String) -> Data {
+    /// Keyed hash of an access group name (memoized per connection: a process uses few
+    /// groups). Called by the thread that uses `memo`.
+    private func groupHash(_ group: String, memo: Connection) -> Data {
         let name = Data(group.utf8)  // keyed by bytes: canonically equivalent names are different groups
-        if let known = groupHashes[name] { return known }
+        if let known = memo.groupHashes[name] { return known }
         var input: [UInt8] = Array("agrp".utf8)
         input.append(0)
         input.append(contentsOf: group.utf8)
         let hash = Sodium.keyedHash(input, key: keys.indexKey)
-        if groupHashes.count < 256 { groupHashes[name] = hash }
+        if memo.groupHashes.count < 256 { memo.groupHashes[name] = hash }
         return hash
     }
 

@@ -58,6 +58,19 @@ final class KeychainDatabase {
         database.setBusyTimeout(milliseconds: Self.busyTimeoutMilliseconds)
     }
 
+    /// A read connection to the database `writer` has open and prepared: the same file,
+    /// keychain identity and rollback anchor, no schema work, and `query_only` so nothing
+    /// is ever written through it (writes, and judging a state that does not match the
+    /// anchor, stay on the writer's connection, under its engine's lock).
+    /// - Throws: ``DatabaseError`` when the file cannot be opened.
+    init(readerOf writer: KeychainDatabase) throws {
+        database = try Database(path: writer.database.path, create: false)
+        database.setBusyTimeout(milliseconds: Self.busyTimeoutMilliseconds)
+        try database.execute("PRAGMA query_only=ON")
+        keychainID = writer.keychainID
+        anchor = writer.anchor
+    }
+
     /// Sets up the connection and the schema, migrating an older one, and checks that
     /// `checkValue` (from the key file) belongs to this database.
     func prepare(checkValue: Data) throws {
@@ -267,6 +280,16 @@ final class KeychainDatabase {
         try database.writeTransaction {
             _ = try check(state: storedState(), contents: anchor.read(), anchor: anchor)
         }
+    }
+
+    /// Before a read on a read connection: whether the database's generation is one the
+    /// anchor accepts (one indexed read and the anchor file). `false` means the state has to
+    /// be judged under the write lock (``checkBeforeRead()`` on the write connection): a
+    /// write half-way in another process, or a database rolled back.
+    func stateMatchesAnchor() throws -> Bool {
+        guard let anchor else { return true }
+        guard let state = try storedState(), let contents = try? anchor.read() else { return false }
+        return contents.accepts(state) && contents.keychainID == keychainID
     }
 
     /// Judges the database's state against the anchor's contents; returns the state a

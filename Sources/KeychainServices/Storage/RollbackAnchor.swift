@@ -34,9 +34,11 @@ struct ItemSetState: Equatable {
 
     init?(encoded data: Data) {
         guard data.count == Self.encodedLength else { return nil }
-        let bytes = [UInt8](data)
-        generation = bytes[0..<8].enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
-        digest = ItemSetDigest(bytes: bytes[8...])
+        // Read in place (it is read before every keychain read): no intermediate arrays.
+        (generation, digest) = data.withUnsafeBytes { bytes in
+            (UInt64(littleEndian: bytes.loadUnaligned(as: UInt64.self)),
+             ItemSetDigest(unsafeBytes: UnsafeRawBufferPointer(rebasing: bytes[8...])))
+        }
     }
 }
 
@@ -58,6 +60,12 @@ struct ItemSetDigest: Equatable {
             for byte in 0..<8 { value |= UInt64(array[limb * 8 + byte]) << (8 * UInt64(byte)) }
             limbs[limb] = value
         }
+    }
+
+    /// The digest in `bytes` (exactly ``length`` bytes, four little-endian limbs).
+    init(unsafeBytes bytes: UnsafeRawBufferPointer) {
+        precondition(bytes.count == Self.length)
+        limbs = (0..<4).map { UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self)) }
     }
 
     var bytes: Data {
@@ -119,6 +127,8 @@ final class RollbackAnchor {
     }
 
     let url: URL
+    /// `url.path`, computed once: reads open the file by it before every keychain read.
+    let path: String
     let directory: URL
     private let key: SecretKey
 
@@ -130,6 +140,7 @@ final class RollbackAnchor {
     init(directory: URL, key: SecretKey) {
         self.directory = directory
         self.url = directory.appendingPathComponent(Self.fileName)
+        self.path = url.path
         self.key = key
     }
 
@@ -177,7 +188,7 @@ final class RollbackAnchor {
     ///   reader without the write lock may see a write half-way; callers judge such a
     ///   failure again under the lock.
     func read() throws -> Contents? {
-        let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT { return nil }
             throw KeychainFailure(
@@ -185,7 +196,7 @@ final class RollbackAnchor {
                 recovery: "Check that the file belongs to this user and is not a symbolic link.")
         }
         defer { close(fd) }
-        try KeychainFiles.requirePrivate(fd: fd, path: url.path, kind: "anchor file")
+        try KeychainFiles.requirePrivate(fd: fd, path: path, kind: "anchor file")
         var bytes = [UInt8](repeating: 0, count: Self.fileLength + 1)
         let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard count == Self.fileLength, Array(bytes[0..<8]) == Self.magic else { throw damaged() }
