@@ -44,6 +44,9 @@ final class AccessControlGate {
         guard let control = record.accessControl, control.requiresAuthentication, let stored = record.secret else {
             return record.secret
         }
+        // An invalidated context opens nothing, whatever it holds (an application password
+        // set again after `invalidate()` included).
+        if let session, session.isInvalidated { throw Self.failure(.invalidContext) }
         // Items stored before access control was enforced keep their secret as it was:
         // they are checked, not sealed, until they are next updated.
         let envelope = record.sealedForAccessControl ? try AccessControlEnvelope(decoding: stored) : nil
@@ -150,6 +153,7 @@ final class AccessControlGate {
             }
         }
         if control.flags.contains(.applicationPassword) {
+            if let session, session.isInvalidated { throw Self.failure(.invalidContext) }
             guard let password = session?.applicationPassword else { throw AccessControlEnvelope.missingPassword }
             inputs.password = try AccessControlEnvelope.StretchedPassword(password)
         }
