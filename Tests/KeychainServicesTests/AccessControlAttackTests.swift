@@ -111,6 +111,20 @@ import Testing
         }
     }
 
+    @Test func aContextEvaluatedBeforeTheEnrolledSetChangedDoesNotOpenACurrentSetItem() {
+        let finger = ScriptedAuthenticator(outcomes: [.success])
+        with([finger]) {
+            #expect(add(.biometryCurrentSet) == errSecSuccess)
+            let context = LAContext()
+            let withContext: [String: Any] = [kSecUseAuthenticationContext as String: context, kSecReturnData as String: true]
+            #expect(asData(secCopy(genp("com.example.pay", "alice").with(withContext)).result) == secretBytes)
+            finger.enrolledSet = Data("scripted-enrolled-set-2".utf8)  // someone added a finger
+            let after = secCopy(genp("com.example.pay", "alice").with(withContext))
+            #expect(after.status == errSecAuthFailed)
+            #expect(after.result == nil)
+        }
+    }
+
     @Test func failuresNeverCarryTheSecret() {
         let finger = ScriptedAuthenticator(outcomes: [.failure])
         with([finger]) {

@@ -68,6 +68,10 @@ final class AccessControlGate {
                 var secrets = AccessControlEnvelope.PathSecrets(applicationPassword: session?.applicationPassword)
                 if requirements.contains(.biometry) {
                     let proof = try obtain(.biometry)
+                    if requirements.contains(.currentSet) && !isCurrentlyEnrolled(proof) {
+                        problem = problem ?? Self.enrollmentChanged
+                        continue
+                    }
                     secrets.enrolledSet = proof.enrolledSetIdentity
                     if envelope != nil { secrets.biometrySecret = try keys.accessControlSecret(.biometry, releasedKey: nil) }
                 }
@@ -129,6 +133,16 @@ final class AccessControlGate {
         evidence[factor] = made
         session?.record(made, now: authenticators.now())
         return made
+    }
+
+    /// Whether the set `proof` was matched against is still the enrolled one: an evaluation
+    /// reused from a context made before a finger was added or removed does not open a
+    /// `.biometryCurrentSet` item (asked of the authenticator, without a prompt).
+    private func isCurrentlyEnrolled(_ proof: AuthenticationEvidence) -> Bool {
+        guard case .success(let authenticator) = authenticators.available(.biometry),
+            let current = try? authenticator.enrolledSetIdentity(), let matched = proof.enrolledSetIdentity
+        else { return false }
+        return current == matched
     }
 
     // MARK: Sealing
