@@ -125,6 +125,20 @@ import Testing
         }
     }
 
+    @Test func anUpdateDoesNotWriteBackASecretChangedWhileTheUserAuthenticated() {
+        // While the first update waits for the user, another call replaces the secret.
+        let finger = InterleavingFinger {
+            _ = secUpdate(genp("com.example.pay", "alice"), [kSecValueData as String: Data("newer-pin".utf8)])
+        }
+        with([finger]) {
+            #expect(add(.biometryAny) == errSecSuccess)
+            let status = secUpdate(genp("com.example.pay", "alice"), [kSecAttrLabel as String: "renamed"])
+            let read = secCopy(genp("com.example.pay", "alice").with([kSecReturnData as String: true]))
+            #expect(asData(read.result) == Data("newer-pin".utf8))
+            #expect(status == errSecAuthFailed)  // "changed while the user was authenticating; nothing was changed"
+        }
+    }
+
     @Test func failuresNeverCarryTheSecret() {
         let finger = ScriptedAuthenticator(outcomes: [.failure])
         with([finger]) {
@@ -175,4 +189,25 @@ private final class ReadResult: @unchecked Sendable {
     private var stored: Data?
     var value: Data? { lock.withLock { stored } }
     func set(_ data: Data?) { lock.withLock { stored = data } }
+}
+
+/// A fingerprint that always matches, and runs `interleaved` (once) inside its first prompt.
+private final class InterleavingFinger: KeychainAuthenticator, @unchecked Sendable {
+    let name = "interleaving fingerprint"
+    let factor = AuthenticationFactor.biometry
+    private let lock = NSLock()
+    private var interleaved: (() -> Void)?
+
+    init(_ interleaved: @escaping () -> Void) { self.interleaved = interleaved }
+
+    func unavailability() -> AuthenticationFailure? { nil }
+    func enrolledSetIdentity() throws(AuthenticationFailure) -> Data? { Data("set".utf8) }
+    func authenticate(_ request: AuthenticationRequest) throws(AuthenticationFailure) -> AuthenticationEvidence {
+        let pending = lock.withLock { () -> (() -> Void)? in
+            defer { interleaved = nil }
+            return interleaved
+        }
+        pending?()
+        return AuthenticationEvidence(factor: .biometry, authenticatorName: name, enrolledSetIdentity: Data("set".utf8))
+    }
 }
