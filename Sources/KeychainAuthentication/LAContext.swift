@@ -217,9 +217,10 @@ open class LAContext: NSObject, KeychainAuthenticationContext, @unchecked Sendab
     /// - Parameters:
     ///   - credential: The password's bytes.
     ///   - type: ``LACredentialType/applicationPassword``.
-    /// - Returns: `true`.
+    /// - Returns: `true`; `false` after ``invalidate()``, when the credential is not kept.
     @discardableResult
     open func setCredential(_ credential: Data?, type: LACredentialType) -> Bool {
+        if authenticationSession.isInvalidated { return false }
         authenticationSession.setApplicationPassword(credential)
         return true
     }

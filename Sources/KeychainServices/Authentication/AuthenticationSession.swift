@@ -72,10 +72,14 @@ public final class AuthenticationSession: Sendable {
     }
 
     /// Sets (or with `nil` clears) the application password for items created with
-    /// `.applicationPassword`: part of the key that encrypts them.
+    /// `.applicationPassword`: part of the key that encrypts them. Ignored after
+    /// ``invalidate()``.
     /// - Parameter password: The password's bytes.
     public func setApplicationPassword(_ password: Data?) {
-        state.withLock { $0.applicationPassword = password }
+        state.withLock { state in
+            // An invalidated session keeps no credential.
+            if !state.invalidated { state.applicationPassword = password }
+        }
     }
 
     /// Whether an application password is set.

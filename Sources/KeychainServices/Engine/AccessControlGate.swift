@@ -44,6 +44,9 @@ final class AccessControlGate {
         guard let control = record.accessControl, control.requiresAuthentication, let stored = record.secret else {
             return record.secret
         }
+        // An invalidated context opens nothing, whatever it holds (an application password
+        // set again after `invalidate()` included).
+        if let session, session.isInvalidated { throw Self.failure(.invalidContext) }
         // Items stored before access control was enforced keep their secret as it was:
         // they are checked, not sealed, until they are next updated.
         let envelope = record.sealedForAccessControl ? try AccessControlEnvelope(decoding: stored) : nil
@@ -65,6 +68,10 @@ final class AccessControlGate {
                 var secrets = AccessControlEnvelope.PathSecrets(applicationPassword: session?.applicationPassword)
                 if requirements.contains(.biometry) {
                     let proof = try obtain(.biometry)
+                    if requirements.contains(.currentSet) && !isCurrentlyEnrolled(proof) {
+                        problem = problem ?? Self.enrollmentChanged
+                        continue
+                    }
                     secrets.enrolledSet = proof.enrolledSetIdentity
                     if envelope != nil { secrets.biometrySecret = try keys.accessControlSecret(.biometry, releasedKey: nil) }
                 }
@@ -128,6 +135,16 @@ final class AccessControlGate {
         return made
     }
 
+    /// Whether the set `proof` was matched against is still the enrolled one: an evaluation
+    /// reused from a context made before a finger was added or removed does not open a
+    /// `.biometryCurrentSet` item (asked of the authenticator, without a prompt).
+    private func isCurrentlyEnrolled(_ proof: AuthenticationEvidence) -> Bool {
+        guard case .success(let authenticator) = authenticators.available(.biometry),
+            let current = try? authenticator.enrolledSetIdentity(), let matched = proof.enrolledSetIdentity
+        else { return false }
+        return current == matched
+    }
+
     // MARK: Sealing
 
     /// What sealing a secret for an access control needs besides the keychain's public keys.
@@ -150,6 +167,7 @@ final class AccessControlGate {
             }
         }
         if control.flags.contains(.applicationPassword) {
+            if let session, session.isInvalidated { throw Self.failure(.invalidContext) }
             guard let password = session?.applicationPassword else { throw AccessControlEnvelope.missingPassword }
             inputs.password = try AccessControlEnvelope.StretchedPassword(password)
         }

@@ -445,7 +445,13 @@ final class KeychainEngine: @unchecked Sendable {
                         throw KeychainFailure.param("An item with an authentication-requiring kSecAttrAccessControl cannot be synchronizable.")
                     }
                     if record.sealedForAccessControl || (record.secret != nil && guarded.contains { $0.reference == record.reference }) {
-                        guard let secret = opened[record.reference] else { throw Self.changedWhileAuthenticating }
+                        // The secret opened before the lock, and only if the item still holds
+                        // the bytes it was opened from: a secret replaced meanwhile by another
+                        // call is not written back over.
+                        let before = guarded.first { $0.reference == record.reference }?.secret
+                        guard let secret = opened[record.reference], let before, let stored = record.secret,
+                            before.withUnsafeBytes({ old in stored.withUnsafeBytes { old.elementsEqual($0) } })
+                        else { throw Self.changedWhileAuthenticating }
                         record.secret = secret
                         record.sealedForAccessControl = false
                     }
