@@ -114,7 +114,13 @@ public struct PAMLoginAuthenticator: KeychainAuthenticator {
     }
 
     /// The failure a PAM status stands for.
+    ///
+    /// When the conversation could not answer (the user canceled, no prompt could be shown),
+    /// that is the failure, whatever status the stack ends with: a stack such as Debian's
+    /// `common-auth` turns a module's conversation error into `PAM_AUTH_ERR` through
+    /// `pam_deny`, though no password was ever typed.
     static func failure(forPAMStatus status: Int32, conversation: AuthenticationFailure?) -> AuthenticationFailure {
+        if let conversation, status != PAM_SUCCESS { return conversation }
         switch status {
         case PAM_AUTH_ERR, PAM_USER_UNKNOWN, PAM_CRED_INSUFFICIENT, PAM_PERM_DENIED, PAM_ACCT_EXPIRED,
             PAM_NEW_AUTHTOK_REQD, PAM_CRED_EXPIRED:
