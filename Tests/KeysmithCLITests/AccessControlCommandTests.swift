@@ -97,6 +97,18 @@ struct AccessControlCommandTests {
         #expect(result.stderr.contains("keysmith passwd"), "\(result)")
     }
 
+    @Test func helpSaysWhatReadingAProtectedItemAsksFor() throws {
+        let home = TemporaryHome()
+        let general = try keysmith(["help"], home: home)
+        #expect(general.stdout.contains("KEYSMITH_ASKPASS"), "\(general)")
+        let find = try keysmith(["help", "find-generic-password"], home: home)
+        #expect(find.stdout.contains("--access-control"), "\(find)")
+        #expect(find.stdout.contains("KEYSMITH_ASKPASS"), "\(find)")
+        let add = try keysmith(["help", "add-generic-password"], home: home)
+        let flat = add.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(flat.contains("login password"), "\(add)")
+    }
+
     @Test func badAccessControlOptionsAreUsageErrors() throws {
         let home = TemporaryHome()
         let unknown = try keysmith(
