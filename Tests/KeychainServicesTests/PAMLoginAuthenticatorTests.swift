@@ -74,6 +74,8 @@ import Testing
         let asked = try String(contentsOfFile: stack.directory.path + "/asked", encoding: .utf8)
         #expect(asked.hasPrefix("Show the payment PIN\n"))
         #expect(asked.contains("assword"))
+        // Which password: the account's, not the keychain passphrase.
+        #expect(asked.contains("login password for alice"))
     }
 
     @Test(.enabled(if: PrivateStack.isInstalled))

@@ -100,7 +100,7 @@ public struct PAMLoginAuthenticator: KeychainAuthenticator {
     public func authenticate(_ request: AuthenticationRequest) throws(AuthenticationFailure) -> AuthenticationEvidence {
         guard request.interactionAllowed else { throw .notInteractive }
         guard let service, let account = accountName() else { throw .passcodeNotSet }
-        let conversation = PAMConversation(prompt: prompt, reason: request.reason, interactionAllowed: true)
+        let conversation = PAMConversation(prompt: prompt, reason: request.reason, interactionAllowed: true, account: account)
         var handle: OpaquePointer?
         var status = start(service: service, account: account, conversation: conversation, handle: &handle)
         defer { if let handle { pam_end(handle, status) } }
@@ -169,13 +169,17 @@ final class PAMConversation {
     let prompt: PassphrasePrompt
     let reason: String
     let interactionAllowed: Bool
+    /// The account whose password is asked, named in the prompt so that the user does not
+    /// type the keychain passphrase instead; `nil` when not known.
+    let account: String?
     /// Why the conversation could not answer (the user canceled, no prompt possible).
     private(set) var failure: AuthenticationFailure?
 
-    init(prompt: PassphrasePrompt, reason: String, interactionAllowed: Bool) {
+    init(prompt: PassphrasePrompt, reason: String, interactionAllowed: Bool, account: String? = nil) {
         self.prompt = prompt
         self.reason = reason
         self.interactionAllowed = interactionAllowed
+        self.account = account
     }
 
     /// Fills in one `pam_response` per message (allocated with `malloc`, as PAM frees them with
@@ -192,7 +196,8 @@ final class PAMConversation {
             switch message.msg_style {
             case PAM_PROMPT_ECHO_OFF:
                 let text = message.msg.map { String(cString: $0) } ?? "Password: "
-                let promptText = reason.isEmpty ? text : reason + "\n" + text
+                let question = account.map { "(login password for \($0)) " + text } ?? text
+                let promptText = reason.isEmpty ? question : reason + "\n" + question
                 do {
                     let secret = try prompt.read(prompt: promptText, interactionAllowed: interactionAllowed)
                     guard let copy = malloc(secret.count + 1) else {
