@@ -194,8 +194,9 @@ enum KeychainStatusExplanation {
                 + "access control needs the user and there is no terminal to ask on; unlock the keychain, store the "
                 + "item with --accessible afterFirstUnlock, or run the command in a terminal."
         case errSecAuthFailed:
-            return "authentication failed: check the keychain passphrase and the item's access-control "
-                + "requirements."
+            return "authentication failed: type the keychain passphrase at the prompt (in a keychain without one, "
+                + "your login password), or set a passphrase with keysmith passwd; a biometry-any or "
+                + "biometry-current-set item needs a fingerprint reader with an enrolled finger."
         case errSecUserCanceled:
             return "the prompt was cancelled; nothing was read or changed."
         case errSecParam:

@@ -246,7 +246,9 @@ private func addCommand(_ kind: PasswordKind) -> Command {
             name: "access-control", long: "access-control", value: .required("POLICY"),
             help: "Who must be present to read the secret (kSecAttrAccessControl): \(AccessControlOption.namesList). "
                 + "Reading it then asks for the keychain passphrase (device-passcode, user-presence without a fingerprint "
-                + "reader) or a fingerprint; its attributes stay readable without asking. Not with --sync."),
+                + "reader; in a keychain without a passphrase, the login password) or a fingerprint (biometry-any, "
+                + "biometry-current-set, which cannot be stored without an enrolled finger); its attributes stay "
+                + "readable without asking. Not with --sync."),
         OptionSpec(
             name: "trusted-application", short: "T", value: .required("APP"), repeatable: true,
             help: "Accepted for macOS habits and ignored, with a note: application access lists do not apply here; "
@@ -425,7 +427,7 @@ private func findCommand(_ kind: PasswordKind) -> Command {
         name: "find-\(kind.suffix)", group: .items,
         synopsis: "\(kind.selectorSynopsis) [-w] [-g] [--table]",
         summary: "Find a\(kind == .internet ? "n" : "") \(kind.noun): its attributes, or the secret alone with -w",
-        details: "Finds the first \(kind.noun) that matches every flag given (in every synchronizable state, in the access groups in force: by default every group). Without -w it prints the item's attributes, and never the secret, in macOS security's format, so scripts that parse it keep working:\n\n  keychain: \"/home/me/.local/share/keysmith\"\n  version: 512\n  class: \"\(kind == .generic ? "genp" : "inet")\"\n  attributes:\n      0x00000007 <blob>=\"LABEL\"\n      \"acct\"<blob>=\"ACCOUNT\"\n      \"agrp\"<blob>=\"ACCESS GROUP\"\n      ...\n\nValues with control characters are shown as 0xHEX followed by the text with octal escapes, as macOS does; --table prints readable names instead. Exit status 44 when nothing matches.\n\nWith --json: one object with the fields \(fields) (attributes the item does not have are left out; dates are ISO 8601 UTC).\n\nExamples:\n\n\(example)",
+        details: "Finds the first \(kind.noun) that matches every flag given (in every synchronizable state, in the access groups in force: by default every group). Without -w it prints the item's attributes, and never the secret, in macOS security's format, so scripts that parse it keep working:\n\n  keychain: \"/home/me/.local/share/keysmith\"\n  version: 512\n  class: \"\(kind == .generic ? "genp" : "inet")\"\n  attributes:\n      0x00000007 <blob>=\"LABEL\"\n      \"acct\"<blob>=\"ACCOUNT\"\n      \"agrp\"<blob>=\"ACCESS GROUP\"\n      ...\n\nValues with control characters are shown as 0xHEX followed by the text with octal escapes, as macOS does; --table prints readable names instead. Exit status 44 when nothing matches.\n\nWith -w, an item stored with --access-control asks first: for the keychain passphrase (in a keychain without one, the login password), on the terminal or through the program KEYSMITH_ASKPASS names (it gets the prompt as its argument and prints the secret); with neither, the read fails with errSecInteractionNotAllowed.\n\nWith --json: one object with the fields \(fields) (attributes the item does not have are left out; dates are ISO 8601 UTC).\n\nExamples:\n\n\(example)",
         options: options
     ) { invocation throws(CommandLineError) in
         try runFind(kind, invocation)

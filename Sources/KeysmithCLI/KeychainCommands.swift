@@ -307,6 +307,7 @@ public enum HelpCommand {
             ("KEYSMITH_ACCESS_GROUPS", "comma-separated access groups (overridden by --access-group)"),
             ("KEYSMITH_ENTITLEMENTS", "an entitlements plist whose keychain-access-groups are used"),
             ("KEYSMITH_TEAM_ID", "the team ID that expands $(AppIdentifierPrefix) in that plist"),
+            ("KEYSMITH_ASKPASS", "a program that asks for passwords (gets the prompt, prints the secret)"),
             ("XDG_DATA_HOME", "the keychain is $XDG_DATA_HOME/keysmith when KEYSMITH_HOME is not set"),
         ]
         for (name, meaning) in environment {

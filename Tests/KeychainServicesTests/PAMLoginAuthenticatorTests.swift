@@ -74,6 +74,8 @@ import Testing
         let asked = try String(contentsOfFile: stack.directory.path + "/asked", encoding: .utf8)
         #expect(asked.hasPrefix("Show the payment PIN\n"))
         #expect(asked.contains("assword"))
+        // Which password: the account's, not the keychain passphrase.
+        #expect(asked.contains("login password for alice"))
     }
 
     @Test(.enabled(if: PrivateStack.isInstalled))
@@ -102,6 +104,32 @@ import Testing
             user: "alice", configurationDirectory: stack.directory.path,
             prompt: PassphrasePrompt(environment: [:], terminalPath: "/nonexistent/tty"))
         #expect(throws: AuthenticationFailure.notInteractive) { try nothingToPromptWith.authenticate(Self.request) }
+    }
+
+    /// Debian's `common-auth` jumps over `pam_deny` on success, so a prompt that could not be
+    /// shown ends as PAM_AUTH_ERR, not PAM_CONV_ERR: still not a wrong password.
+    @Test(.enabled(if: PrivateStack.isInstalled))
+    func aPromptThatCouldNotBeShownIsNotAWrongPasswordBehindPamDeny() throws {
+        let stack = try PrivateStack(serviceName: nil)
+        defer { stack.remove() }
+        let commonAuth = """
+            auth [success=1 default=ignore] pam_userdb.so crypt=none db=\(stack.directory.appendingPathComponent("users").path)
+            auth requisite pam_deny.so
+            auth required pam_permit.so
+            account required pam_permit.so
+
+            """
+        try Data(commonAuth.utf8).write(to: stack.directory.appendingPathComponent("keysmith"))
+        let nothingToPromptWith = PAMLoginAuthenticator(
+            user: "alice", configurationDirectory: stack.directory.path,
+            prompt: PassphrasePrompt(environment: [:], terminalPath: "/nonexistent/tty"))
+        #expect(throws: AuthenticationFailure.notInteractive) { try nothingToPromptWith.authenticate(Self.request) }
+        let canceling = try stack.authenticator(askpass: "exit 1")
+        #expect(throws: AuthenticationFailure.userCancel) { try canceling.authenticate(Self.request) }
+        let wrong = try stack.authenticator(askpass: "printf 'open sesame!\\n'")
+        #expect(throws: AuthenticationFailure.authenticationFailed) { try wrong.authenticate(Self.request) }
+        let right = try stack.authenticator(askpass: "printf 'open sesame\\n'")
+        #expect(try right.authenticate(Self.request).factor == .passcode)
     }
 
     @Test(.enabled(if: PrivateStack.isInstalled))

@@ -110,6 +110,12 @@ struct PassphrasePromptTests {
         #expect(throws: AuthenticationFailure.notInteractive) { try notATerminal.read(prompt: "Passphrase: ", interactionAllowed: true) }
     }
 
+    @Test func notInteractiveSaysHowToGetAPrompt() {
+        let text = AuthenticationFailure.notInteractive.description
+        #expect(text.contains("no terminal"))
+        #expect(text.contains("KEYSMITH_ASKPASS"))
+    }
+
     @Test func interactionNotAllowedShowsNothing() throws {
         let terminal = try PseudoTerminal()
         let scripts = try AskpassScripts()

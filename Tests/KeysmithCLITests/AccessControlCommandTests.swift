@@ -77,6 +77,38 @@ struct AccessControlCommandTests {
         #expect(result.stderr.contains("errSecAuthFailed") || result.stderr.contains("errSecInteractionNotAllowed"), "\(result)")
     }
 
+    @Test func aWrongPasswordSaysWhichPasswordWasAsked() throws {
+        let home = TemporaryHome()
+        let added = try keysmith(
+            ["add-generic-password", "-s", "bank", "-a", "pin", "--access-control", "user-presence", "--stdin"],
+            home: home, standardInput: "4711")
+        #expect(added.status == 0, "\(added)")
+        let askpass = home.url.appendingPathComponent("askpass")
+        try Data("#!/bin/sh\nprintf 'not the password\\n'\n".utf8).write(to: askpass)
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: askpass.path)
+        let result = try keysmith(
+            ["find-generic-password", "-s", "bank", "-a", "pin", "-w"], home: home,
+            environment: ["KEYSMITH_ASKPASS": askpass.path])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains("errSecAuthFailed"), "\(result)")
+        // No keychain passphrase here: what was asked (if anything) is the login password.
+        #expect(result.stderr.contains("login password"), "\(result)")
+        #expect(result.stderr.contains("keysmith passwd"), "\(result)")
+    }
+
+    @Test func helpSaysWhatReadingAProtectedItemAsksFor() throws {
+        let home = TemporaryHome()
+        let general = try keysmith(["help"], home: home)
+        #expect(general.stdout.contains("KEYSMITH_ASKPASS"), "\(general)")
+        let find = try keysmith(["help", "find-generic-password"], home: home)
+        #expect(find.stdout.contains("--access-control"), "\(find)")
+        #expect(find.stdout.contains("KEYSMITH_ASKPASS"), "\(find)")
+        let add = try keysmith(["help", "add-generic-password"], home: home)
+        let flat = add.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(flat.contains("login password"), "\(add)")
+    }
+
     @Test func badAccessControlOptionsAreUsageErrors() throws {
         let home = TemporaryHome()
         let unknown = try keysmith(

@@ -28,7 +28,7 @@ struct ReadmeGettingStartedTests {
         let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
         let manifest = try String(contentsOf: packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
         let named = readme.matches(of: #/\.product\(name: "([A-Za-z]+)", package: "keysmith"\)/#).map { String($0.1) }
-        #expect(Set(named) == ["Keysmith", "KeychainServices"])
+        #expect(Set(named) == ["Keysmith", "KeychainServices", "KeychainAuthentication"])
         for product in named + ["KeychainAuthentication"] {
             #expect(manifest.contains(".library(name: \"\(product)\""), "\(product)")
         }

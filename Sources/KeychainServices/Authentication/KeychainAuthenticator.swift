@@ -176,7 +176,10 @@ public enum AuthenticationFailure: Int, Error, Sendable, Hashable, CaseIterable,
         case .biometryLockout: return "Biometry is locked after too many failed attempts."
         case .appCancel: return "The app canceled authentication."
         case .invalidContext: return "The authentication context was invalidated."
-        case .notInteractive: return "Authentication needs a prompt, but interaction is not allowed."
+        case .notInteractive:
+            return "Authentication needs a prompt, but none could be shown: the caller allows no interaction, "
+                + "or there is no terminal and KEYSMITH_ASKPASS is not set (run from a terminal, or set "
+                + "KEYSMITH_ASKPASS to a program that prints the secret)."
         }
     }
 }

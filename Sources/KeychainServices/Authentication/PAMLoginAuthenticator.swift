@@ -100,7 +100,7 @@ public struct PAMLoginAuthenticator: KeychainAuthenticator {
     public func authenticate(_ request: AuthenticationRequest) throws(AuthenticationFailure) -> AuthenticationEvidence {
         guard request.interactionAllowed else { throw .notInteractive }
         guard let service, let account = accountName() else { throw .passcodeNotSet }
-        let conversation = PAMConversation(prompt: prompt, reason: request.reason, interactionAllowed: true)
+        let conversation = PAMConversation(prompt: prompt, reason: request.reason, interactionAllowed: true, account: account)
         var handle: OpaquePointer?
         var status = start(service: service, account: account, conversation: conversation, handle: &handle)
         defer { if let handle { pam_end(handle, status) } }
@@ -114,7 +114,13 @@ public struct PAMLoginAuthenticator: KeychainAuthenticator {
     }
 
     /// The failure a PAM status stands for.
+    ///
+    /// When the conversation could not answer (the user canceled, no prompt could be shown),
+    /// that is the failure, whatever status the stack ends with: a stack such as Debian's
+    /// `common-auth` turns a module's conversation error into `PAM_AUTH_ERR` through
+    /// `pam_deny`, though no password was ever typed.
     static func failure(forPAMStatus status: Int32, conversation: AuthenticationFailure?) -> AuthenticationFailure {
+        if let conversation, status != PAM_SUCCESS { return conversation }
         switch status {
         case PAM_AUTH_ERR, PAM_USER_UNKNOWN, PAM_CRED_INSUFFICIENT, PAM_PERM_DENIED, PAM_ACCT_EXPIRED,
             PAM_NEW_AUTHTOK_REQD, PAM_CRED_EXPIRED:
@@ -163,13 +169,17 @@ final class PAMConversation {
     let prompt: PassphrasePrompt
     let reason: String
     let interactionAllowed: Bool
+    /// The account whose password is asked, named in the prompt so that the user does not
+    /// type the keychain passphrase instead; `nil` when not known.
+    let account: String?
     /// Why the conversation could not answer (the user canceled, no prompt possible).
     private(set) var failure: AuthenticationFailure?
 
-    init(prompt: PassphrasePrompt, reason: String, interactionAllowed: Bool) {
+    init(prompt: PassphrasePrompt, reason: String, interactionAllowed: Bool, account: String? = nil) {
         self.prompt = prompt
         self.reason = reason
         self.interactionAllowed = interactionAllowed
+        self.account = account
     }
 
     /// Fills in one `pam_response` per message (allocated with `malloc`, as PAM frees them with
@@ -186,7 +196,8 @@ final class PAMConversation {
             switch message.msg_style {
             case PAM_PROMPT_ECHO_OFF:
                 let text = message.msg.map { String(cString: $0) } ?? "Password: "
-                let promptText = reason.isEmpty ? text : reason + "\n" + text
+                let question = account.map { "(login password for \($0)) " + text } ?? text
+                let promptText = reason.isEmpty ? question : reason + "\n" + question
                 do {
                     let secret = try prompt.read(prompt: promptText, interactionAllowed: interactionAllowed)
                     guard let copy = malloc(secret.count + 1) else {

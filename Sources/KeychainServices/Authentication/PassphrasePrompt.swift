@@ -144,7 +144,15 @@ struct PassphrasePrompt: Sendable {
         defer { arguments.forEach { free($0) } }
         var argv: [UnsafeMutablePointer<CChar>?] = arguments + [nil]
         var child: pid_t = 0
-        let spawned = posix_spawn(&child, program, &actions, nil, &argv, environ)
+        var spawned = posix_spawn(&child, program, &actions, nil, &argv, environ)
+        // ETXTBSY: the program was just written and another thread's child still holds it
+        // open for a moment (until that child runs exec); the file is fine, try again.
+        var attempts = 1
+        while spawned == ETXTBSY && attempts < 200 {
+            sched_yield()
+            spawned = posix_spawn(&child, program, &actions, nil, &argv, environ)
+            attempts += 1
+        }
         close(writeEnd)
         guard spawned == 0 else {
             close(readEnd)
