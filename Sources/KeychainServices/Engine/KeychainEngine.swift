@@ -409,8 +409,13 @@ final class KeychainEngine: @unchecked Sendable {
         // The gate (and the authenticators in force) only where access control is involved.
         let needsGate = !guarded.isEmpty || changes.accessControl?.requiresAuthentication == true
         let gate = needsGate ? AccessControlGate(query: query, keys: keys) : nil
+        // By reference: the secret opened for the user, and the stored bytes it was opened from.
         var opened: [Data: SecretData] = [:]
-        for record in guarded { opened[record.reference] = try gate?.open(record) }
+        var openedFrom: [Data: SecretData] = [:]
+        for record in guarded {
+            opened[record.reference] = try gate?.open(record)
+            openedFrom[record.reference] = record.secret
+        }
         var inputsByFlags: [UInt: AccessControlGate.SealingInputs] = [:]
         if let control = changes.accessControl, control.requiresAuthentication {
             inputsByFlags[control.flags.rawValue] = try gate?.sealingInputs(for: control)
@@ -444,11 +449,11 @@ final class KeychainEngine: @unchecked Sendable {
                     if record.synchronizable, record.accessControl?.requiresAuthentication == true {
                         throw KeychainFailure.param("An item with an authentication-requiring kSecAttrAccessControl cannot be synchronizable.")
                     }
-                    if record.sealedForAccessControl || (record.secret != nil && guarded.contains { $0.reference == record.reference }) {
+                    let before = openedFrom[record.reference]
+                    if record.sealedForAccessControl || (record.secret != nil && before != nil) {
                         // The secret opened before the lock, and only if the item still holds
                         // the bytes it was opened from: a secret replaced meanwhile by another
                         // call is not written back over.
-                        let before = guarded.first { $0.reference == record.reference }?.secret
                         guard let secret = opened[record.reference], let before, let stored = record.secret,
                             before.withUnsafeBytes({ old in stored.withUnsafeBytes { old.elementsEqual($0) } })
                         else { throw Self.changedWhileAuthenticating }
