@@ -132,13 +132,15 @@ bench:
 		"$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)/keysmith-bench" --write-docs docs/BENCHMARKS.md
 	@$(MAKE) --no-print-directory bench-credential-helpers
 
-## bench-credential-helpers: whole-process `git credential fill` with git-credential-keysmith,
-## git's plaintext store helper and git-credential-libsecret on gnome-keyring (same run);
+## bench-credential-helpers: whole-process `git credential fill` with git-credential-keysmith (built
+## as make install ships it), git's plaintext store helper and git-credential-libsecret on
+## gnome-keyring (same run);
 ## writes docs/CREDENTIAL_HELPERS_BENCHMARKS.md.
 bench-credential-helpers:
-	$(SWIFT) build -c release $(SWIFT_FLAGS) --product git-credential-keysmith
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_APT_PACKAGES)"
+	$(SWIFT) build -c release $(SWIFT_FLAGS) $(STATIC_BUILD) --product git-credential-keysmith
 	Benchmarks/credential-helpers/credential-fill-bench.sh \
-		"$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)" docs/CREDENTIAL_HELPERS_BENCHMARKS.md
+		"$$($(SWIFT) build -c release $(SWIFT_FLAGS) $(STATIC_BUILD) --show-bin-path)" docs/CREDENTIAL_HELPERS_BENCHMARKS.md
 
 ## stress: the slow reliability runs (200 SIGKILLs, longer contention and fuzzing).
 stress: deps

@@ -83,8 +83,10 @@ if [ -z "$libsecret_note" ]; then
             eval "$(printf "bench-keyring" | gnome-keyring-daemon --unlock --components=secrets)"
             export GNOME_KEYRING_CONTROL
             time_fills libsecret' 2>"$work/libsecret.log"); then
-        read -r median p90 <<<"$result"
-        row "git-credential-libsecret" "$median" "$p90" "gnome-keyring over D-Bus (private session)"
+        # gnome-keyring-daemon may print its environment on the same output: the figures
+        # are the last line.
+        read -r median p90 < <(grep -E '^[0-9]+\.[0-9]+ [0-9]+\.[0-9]+$' <<<"$result" | tail -n 1)
+        row "git-credential-libsecret" "${median:-–}" "${p90:-–}" "gnome-keyring over D-Bus (private session)"
     else
         row "git-credential-libsecret" "–" "–" "gnome-keyring did not answer: $(tail -n 1 "$work/libsecret.log")"
     fi
