@@ -102,7 +102,7 @@ private func perform(
         // Update and delete check an explicit group before anything else (Apple's order);
         // the group may be given as a string or as its UTF-8 bytes.
         if operation == .update || operation == .delete, let value = entries.first(where: { $0.key == "agrp" })?.value,
-            let group = value as? String ?? QueryParser.bytes(value).flatMap({ String(data: $0, encoding: .utf8) }),
+            let group = QueryParser.string(value) ?? QueryParser.bytes(value).flatMap({ String(data: $0, encoding: .utf8) }),
             !groups.canWrite(group)
         {
             throw AccessGroups.missing(group, write: true)
