@@ -7,6 +7,27 @@ import Foundation
 /// attribute kind. Keys are processed in a fixed order (class first, then sorted), so the
 /// error reported for a dictionary with several problems is always the same one.
 enum QueryParser {
+    /// A dictionary's entries with string keys: its values as Foundation lists them, and
+    /// its keys sorted, each with the position of its value.
+    struct QueryEntries {
+        /// The dictionary's values, in Foundation's order (entries with a key that is not a
+        /// string included).
+        let values: [Any]
+        /// The string keys, sorted, each with the position of its value in ``values``.
+        let keys: [(key: String, index: Int)]
+
+        /// Whether the dictionary has `key`.
+        func contains(_ key: String) -> Bool {
+            keys.contains { $0.key == key }
+        }
+
+        /// The value for `key`, if the dictionary has it.
+        func value(for key: String) -> Any? {
+            guard let entry = keys.first(where: { $0.key == key }) else { return nil }
+            return values[entry.index]
+        }
+    }
+
     /// Parses `dictionary` for `operation`.
     /// - Throws: ``KeychainFailure`` with errSecParam, errSecNoSuchAttr or errSecNoSuchClass.
     static func parse(_ dictionary: NSDictionary, for operation: Operation) throws -> ItemQuery {
@@ -14,13 +35,17 @@ enum QueryParser {
     }
 
     /// Parses entries already read by ``stringKeyedEntries(_:)``.
-    static func parse(_ entries: [(key: String, value: Any)], for operation: Operation) throws -> ItemQuery {
+    static func parse(_ entries: QueryEntries, for operation: Operation) throws -> ItemQuery {
         var query = ItemQuery()
 
         var classValue: Any?
         var referenceValue: Any?
-        for (key, value) in entries {
-            if key == "class" { classValue = value } else if key == "v_PersistentRef" { referenceValue = value }
+        for entry in entries.keys {
+            if entry.key == "class" {
+                classValue = entries.values[entry.index]
+            } else if entry.key == "v_PersistentRef" {
+                referenceValue = entries.values[entry.index]
+            }
         }
         if let classValue {
             guard let name = string(classValue) else {
@@ -45,8 +70,9 @@ enum QueryParser {
             throw KeychainFailure.param("The dictionary has no kSecClass.")
         }
 
-        for (key, value) in entries where key != "class" && key != "v_PersistentRef" {
-            try apply(key: key, value: value, itemClass: itemClass, to: &query, operation: operation)
+        query.attributes.reserveCapacity(entries.keys.count)
+        for entry in entries.keys where entry.key != "class" && entry.key != "v_PersistentRef" {
+            try apply(key: entry.key, value: entries.values[entry.index], itemClass: itemClass, to: &query, operation: operation)
         }
         return query
     }
@@ -57,7 +83,9 @@ enum QueryParser {
     static func parseChanges(_ dictionary: NSDictionary, itemClass: ItemClass) throws -> ItemQuery {
         var changes = ItemQuery()
         changes.itemClass = itemClass
-        for (key, value) in try stringKeyedEntries(dictionary) {
+        let entries = try stringKeyedEntries(dictionary)
+        for (key, index) in entries.keys {
+            let value = entries.values[index]
             switch key {
             case "v_Data":
                 guard let secret = secret(value) else {
@@ -82,9 +110,9 @@ enum QueryParser {
 
     /// The dictionary's entries with string keys, sorted by key (so that errors are
     /// deterministic), after the checks every operation shares.
-    static func stringKeyedEntries(_ dictionary: NSDictionary) throws -> [(key: String, value: Any)] {
+    static func stringKeyedEntries(_ dictionary: NSDictionary) throws -> QueryEntries {
         let read = readEntries(dictionary)
-        if read.entries.contains(where: { $0.key == "clip" }) { throw clipRefused }
+        if read.entries.contains("clip") { throw clipRefused }
         if let problem = read.problem { throw problem }
         return read.entries
     }
@@ -96,21 +124,21 @@ enum QueryParser {
     /// The dictionary's entries with string keys, sorted by key, and the first problem
     /// found (a non-string key or a null value). Reading never stops early, so the caller
     /// can apply Apple's order of checks.
-    static func readEntries(_ dictionary: NSDictionary) -> (entries: [(key: String, value: Any)], problem: KeychainFailure?) {
-        var entries: [(key: String, value: Any)] = []
-        var problem: KeychainFailure?
-        let count = dictionary.count
-        entries.reserveCapacity(count)
+    static func readEntries(_ dictionary: NSDictionary) -> (entries: QueryEntries, problem: KeychainFailure?) {
         // allKeys and allValues list the storage in the same order and leave the values as
         // Foundation objects: iterating (or getObjects) would look every key up again and
         // bridge every value, an NSData byte by byte.
         let keys = dictionary.allKeys
         let values = dictionary.allValues
         guard keys.count == values.count else {
-            return ([], KeychainFailure.param("The dictionary changed while it was being read."))
+            return (QueryEntries(values: [], keys: []), KeychainFailure.param("The dictionary changed while it was being read."))
         }
-        for (key, value) in zip(keys, values) {
-            guard let name = string(key) else {
+        var entries: [(key: String, index: Int)] = []
+        entries.reserveCapacity(keys.count)
+        var problem: KeychainFailure?
+        for index in keys.indices {
+            guard let name = string(keys[index]) else {
+                let key = keys[index]
                 if problem == nil {
                     problem = key is NSNumber
                         ? KeychainFailure(errSecNoSuchAttr, "A dictionary key is a number; keychain keys are kSec… strings.")
@@ -118,13 +146,13 @@ enum QueryParser {
                 }
                 continue
             }
-            if problem == nil, isNull(value) {
+            if problem == nil, isNull(values[index]) {
                 problem = KeychainFailure.param("The value for \(ConstantNames.key(name)) is null.")
             }
-            entries.append((name, value))
+            entries.append((name, index))
         }
         entries.sort { $0.key < $1.key }
-        return (entries, problem)
+        return (QueryEntries(values: values, keys: entries), problem)
     }
 
     private static func apply(
