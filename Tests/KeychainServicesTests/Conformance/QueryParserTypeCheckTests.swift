@@ -82,6 +82,33 @@ struct QueryParserTypeCheckTests {
         }
     }
 
+    @Test("SecItemUpdate's changes parse the same with exact Foundation classes and with their subclasses")
+    func changesAgreeAcrossClasses() {
+        let changes: [[String: Any]] = [
+            ["acct": "bob"], ["v_Data": Data("new".utf8)], ["v_Data": "new"], ["acct": NSNull()],
+            ["gena": Data([1]), "musr": 1, "nleg": true], ["sync": "syna"], ["sync": 1], ["pdmn": "ak"],
+            ["class": "genp"], ["r_Data": true], ["m_Limit": "m_LimitAll"], ["zzzz": 1], ["clip": true],
+            ["acct": 5, "svce": Data("s".utf8), "labl": "label"], ["type": "12"], ["cdat": Date()],
+        ]
+        for change in changes {
+            var outcomes: [String] = []
+            for subclasses in [false, true] {
+                do {
+                    let parsed = try QueryParser.parseChanges(
+                        foundationDictionary(change, subclasses: subclasses), itemClass: .genericPassword)
+                    let attributes = parsed.attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+                    let secret = parsed.valueData.map { $0.withUnsafeBytes { Data($0) } }
+                    outcomes.append("\(attributes) sync=\(String(describing: parsed.sync)) secret=\(String(describing: secret))")
+                } catch let failure as KeychainFailure {
+                    outcomes.append("error \(failure.status): \(failure.reason)")
+                } catch {
+                    outcomes.append("unexpected \(error)")
+                }
+            }
+            #expect(outcomes[0] == outcomes[1], "\(change)")
+        }
+    }
+
     @Test("The first problem reported does not depend on the order the dictionary lists its keys")
     func firstProblemIsDeterministic() {
         let problems: [String: Any] = [
