@@ -93,3 +93,41 @@ struct SplitMix {
         return z ^ (z >> 31)
     }
 }
+
+/// `count` SecItemCopyMatching calls of one kind on a keychain of 100 items, untimed: a
+/// clean per-call figure under callgrind (`--only read-calls prebuilt|app-style COUNT`),
+/// with the queries built exactly as ``KeychainReadBenchmark`` builds them.
+func runReadCalls(appStyle: Bool, count: Int) {
+    let itemCount = 100
+    let directory = temporaryDirectory("read-calls")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let environment = KeychainEnvironment(directory: directory, accessGroups: ["com.keysmith.bench"])
+    populateBenchmarkKeychain(environment, itemCount: itemCount, secretSize: 200)
+    let accounts = (0..<count).map { "account-\($0 % itemCount)" }
+    let queries: [CFDictionary] = appStyle ? [] : accounts.map { account in
+        [
+            kSecClass as String: kSecClassGenericPassword,
+            kSecAttrService as String: "com.keysmith.bench",
+            kSecAttrAccount as String: account,
+            kSecReturnData as String: true,
+        ] as CFDictionary
+    }
+    KeychainEnvironment.withEnvironment(environment) {
+        for index in 0..<count {
+            var result: CFTypeRef?
+            let status: OSStatus
+            if appStyle {
+                let query: [String: Any] = [
+                    kSecClass as String: kSecClassGenericPassword,
+                    kSecAttrService as String: "com.keysmith.bench",
+                    kSecAttrAccount as String: accounts[index],
+                    kSecReturnData as String: true,
+                ]
+                status = SecItemCopyMatching(query as CFDictionary, &result)
+            } else {
+                status = SecItemCopyMatching(queries[index], &result)
+            }
+            precondition(status == errSecSuccess && (result as? Data)?.count == 200)
+        }
+    }
+}

@@ -15,6 +15,8 @@
 //                  and KeyRetriever against SecItemCopyMatching; 2 readers against 1; class A
 //                  against class D; the CLI as a whole process (without secret-tool)
 //                  [--only-protection]
+//   keysmith-bench --only read-calls prebuilt|app-style [COUNT]   COUNT untimed reads of one
+//                  kind, for a per-call instruction count under callgrind
 //
 // libsecret and gnome-keyring are measured by .build/secret-bench (a C program built by
 // `make bench`; path from $SECRET_BENCH or next to this binary); the CLI by the `keysmith`
@@ -40,6 +42,11 @@ if CommandLine.arguments.dropFirst().first == "--only" {
     case "reads":
         let size = Int(CommandLine.arguments.dropFirst(3).first ?? "") ?? 10_000
         selected = KeychainReadBenchmark(itemCount: size).run().rows
+    case "read-calls":
+        // Untimed, for callgrind: COUNT SecItemCopyMatching calls of one kind.
+        let kind = CommandLine.arguments.dropFirst(3).first ?? "prebuilt"
+        runReadCalls(appStyle: kind == "app-style", count: Int(CommandLine.arguments.dropFirst(4).first ?? "") ?? 1_000)
+        exit(0)
     case "typed": selected = StoreReadBenchmark(itemCount: 100).rows()
     case "throughput": selected = ThroughputBenchmark.rows()
     case "protection": selected = ProtectionBenchmark.rows()
@@ -49,7 +56,7 @@ if CommandLine.arguments.dropFirst().first == "--only" {
         ).run()
     default:
         FileHandle.standardError.write(Data(
-            "usage: keysmith-bench --only erasure|write|node|reads [N]|typed|throughput|protection|process [RUNS]\n".utf8))
+            "usage: keysmith-bench --only erasure|write|node|reads [N]|read-calls prebuilt|app-style [COUNT]|typed|throughput|protection|process [RUNS]\n".utf8))
         exit(2)
     }
     for row in selected {

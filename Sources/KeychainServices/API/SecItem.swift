@@ -88,7 +88,7 @@ private func perform(
         let environment = KeychainEnvironment.current
         let groups = AccessGroups(environment.accessGroups)
         let (entries, problem) = QueryParser.readEntries(dictionary)
-        if entries.contains(where: { $0.key == "clip" }) { throw QueryParser.clipRefused }
+        if entries.contains("clip") { throw QueryParser.clipRefused }
         guard !groups.all.isEmpty else {
             // Say why there are none when the configuration is the cause (a missing
             // entitlements file, an Xcode variable that cannot be expanded).
@@ -101,8 +101,8 @@ private func perform(
         let isWrite = operation != .copyMatching
         // Update and delete check an explicit group before anything else (Apple's order);
         // the group may be given as a string or as its UTF-8 bytes.
-        if operation == .update || operation == .delete, let value = entries.first(where: { $0.key == "agrp" })?.value,
-            let group = value as? String ?? QueryParser.bytes(value).flatMap({ String(data: $0, encoding: .utf8) }),
+        if operation == .update || operation == .delete, let value = entries.value(for: "agrp"),
+            let group = QueryParser.string(value) ?? QueryParser.bytes(value).flatMap({ String(data: $0, encoding: .utf8) }),
             !groups.canWrite(group)
         {
             throw AccessGroups.missing(group, write: true)

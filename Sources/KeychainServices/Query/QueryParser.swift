@@ -7,6 +7,27 @@ import Foundation
 /// attribute kind. Keys are processed in a fixed order (class first, then sorted), so the
 /// error reported for a dictionary with several problems is always the same one.
 enum QueryParser {
+    /// A dictionary's entries with string keys: its values as Foundation lists them, and
+    /// its keys sorted, each with the position of its value.
+    struct QueryEntries {
+        /// The dictionary's values, in Foundation's order (entries with a key that is not a
+        /// string included).
+        let values: [Any]
+        /// The string keys, sorted, each with the position of its value in ``values``.
+        let keys: [(key: String, index: Int)]
+
+        /// Whether the dictionary has `key`.
+        func contains(_ key: String) -> Bool {
+            keys.contains { $0.key == key }
+        }
+
+        /// The value for `key`, if the dictionary has it.
+        func value(for key: String) -> Any? {
+            guard let entry = keys.first(where: { $0.key == key }) else { return nil }
+            return values[entry.index]
+        }
+    }
+
     /// Parses `dictionary` for `operation`.
     /// - Throws: ``KeychainFailure`` with errSecParam, errSecNoSuchAttr or errSecNoSuchClass.
     static func parse(_ dictionary: NSDictionary, for operation: Operation) throws -> ItemQuery {
@@ -14,16 +35,20 @@ enum QueryParser {
     }
 
     /// Parses entries already read by ``stringKeyedEntries(_:)``.
-    static func parse(_ entries: [(key: String, value: Any)], for operation: Operation) throws -> ItemQuery {
+    static func parse(_ entries: QueryEntries, for operation: Operation) throws -> ItemQuery {
         var query = ItemQuery()
 
         var classValue: Any?
         var referenceValue: Any?
-        for (key, value) in entries {
-            if key == "class" { classValue = value } else if key == "v_PersistentRef" { referenceValue = value }
+        for entry in entries.keys {
+            if entry.key == "class" {
+                classValue = entries.values[entry.index]
+            } else if entry.key == "v_PersistentRef" {
+                referenceValue = entries.values[entry.index]
+            }
         }
         if let classValue {
-            guard let name = classValue as? String else {
+            guard let name = string(classValue) else {
                 throw KeychainFailure.param("kSecClass must be one of the kSecClass… string constants.")
             }
             guard let itemClass = ItemClass(rawValue: name) else {
@@ -45,8 +70,9 @@ enum QueryParser {
             throw KeychainFailure.param("The dictionary has no kSecClass.")
         }
 
-        for (key, value) in entries where key != "class" && key != "v_PersistentRef" {
-            try apply(key: key, value: value, itemClass: itemClass, to: &query, operation: operation)
+        query.attributes.reserveCapacity(entries.keys.count)
+        for entry in entries.keys where entry.key != "class" && entry.key != "v_PersistentRef" {
+            try apply(key: entry.key, value: entries.values[entry.index], itemClass: itemClass, to: &query, operation: operation)
         }
         return query
     }
@@ -57,7 +83,9 @@ enum QueryParser {
     static func parseChanges(_ dictionary: NSDictionary, itemClass: ItemClass) throws -> ItemQuery {
         var changes = ItemQuery()
         changes.itemClass = itemClass
-        for (key, value) in try stringKeyedEntries(dictionary) {
+        let entries = try stringKeyedEntries(dictionary)
+        for (key, index) in entries.keys {
+            let value = entries.values[index]
             switch key {
             case "v_Data":
                 guard let secret = secret(value) else {
@@ -82,9 +110,9 @@ enum QueryParser {
 
     /// The dictionary's entries with string keys, sorted by key (so that errors are
     /// deterministic), after the checks every operation shares.
-    static func stringKeyedEntries(_ dictionary: NSDictionary) throws -> [(key: String, value: Any)] {
+    static func stringKeyedEntries(_ dictionary: NSDictionary) throws -> QueryEntries {
         let read = readEntries(dictionary)
-        if read.entries.contains(where: { $0.key == "clip" }) { throw clipRefused }
+        if read.entries.contains("clip") { throw clipRefused }
         if let problem = read.problem { throw problem }
         return read.entries
     }
@@ -96,21 +124,21 @@ enum QueryParser {
     /// The dictionary's entries with string keys, sorted by key, and the first problem
     /// found (a non-string key or a null value). Reading never stops early, so the caller
     /// can apply Apple's order of checks.
-    static func readEntries(_ dictionary: NSDictionary) -> (entries: [(key: String, value: Any)], problem: KeychainFailure?) {
-        var entries: [(key: String, value: Any)] = []
-        var problem: KeychainFailure?
-        let count = dictionary.count
-        entries.reserveCapacity(count)
+    static func readEntries(_ dictionary: NSDictionary) -> (entries: QueryEntries, problem: KeychainFailure?) {
         // allKeys and allValues list the storage in the same order and leave the values as
         // Foundation objects: iterating (or getObjects) would look every key up again and
         // bridge every value, an NSData byte by byte.
         let keys = dictionary.allKeys
         let values = dictionary.allValues
         guard keys.count == values.count else {
-            return ([], KeychainFailure.param("The dictionary changed while it was being read."))
+            return (QueryEntries(values: [], keys: []), KeychainFailure.param("The dictionary changed while it was being read."))
         }
-        for (key, value) in zip(keys, values) {
-            guard let name = key as? String else {
+        var entries: [(key: String, index: Int)] = []
+        entries.reserveCapacity(keys.count)
+        var problem: KeychainFailure?
+        for index in keys.indices {
+            guard let name = string(keys[index]) else {
+                let key = keys[index]
                 if problem == nil {
                     problem = key is NSNumber
                         ? KeychainFailure(errSecNoSuchAttr, "A dictionary key is a number; keychain keys are kSec… strings.")
@@ -118,13 +146,13 @@ enum QueryParser {
                 }
                 continue
             }
-            if value is NSNull, problem == nil {
+            if problem == nil, isNull(values[index]) {
                 problem = KeychainFailure.param("The value for \(ConstantNames.key(name)) is null.")
             }
-            entries.append((name, value))
+            entries.append((name, index))
         }
         entries.sort { $0.key < $1.key }
-        return (entries, problem)
+        return (QueryEntries(values: values, keys: entries), problem)
     }
 
     private static func apply(
@@ -144,7 +172,7 @@ enum QueryParser {
         case "m":
             // macOS's SecItemDelete accepts kSecMatchLimitAll (every match, which delete does
             // anyway), and portable code sends it from its macOS branch; iOS would refuse it.
-            if operation == .delete, key == "m_Limit", value as? String == "m_LimitAll" { return }
+            if operation == .delete, key == "m_Limit", string(value) == "m_LimitAll" { return }
             try applyMatch(key, value: value, to: &query)
         case "r": try applyReturn(key, value: value, to: &query)
         case "u": try applyUse(key, value: value, to: &query)
@@ -159,7 +187,7 @@ enum QueryParser {
         query.hasMatchKeys = true
         switch key {
         case "m_Limit":
-            if let name = value as? String {
+            if let name = string(value) {
                 switch name {
                 case "m_LimitOne": query.limit = .one
                 case "m_LimitAll": query.limit = .many(nil)
@@ -180,7 +208,7 @@ enum QueryParser {
                 throw KeychainFailure.param("kSecMatchLimit must be kSecMatchLimitOne, kSecMatchLimitAll or a number.")
             }
         case "m_HostOrSubdomainOfHost":
-            guard let host = value as? String else {
+            guard let host = string(value) else {
                 throw KeychainFailure.param("kSecMatchHostOrSubdomainOfHost must be a string.")
             }
             query.hostOrSubdomain = host
@@ -210,13 +238,13 @@ enum QueryParser {
         switch key {
         case "u_ItemList": query.hasItemList = true
         case "u_OpPrompt":
-            query.operationPrompt = value as? String
+            query.operationPrompt = string(value)
         case "u_CallerName":
             return
         case "u_AuthUI":
             // As Apple's client does: only Skip reaches the keychain (and is checked there);
             // Fail changes how authentication is handled; every other value is dropped.
-            switch value as? String {
+            switch string(value) {
             case "u_AuthUIS"?: query.authenticationUI = .skip
             case "u_AuthUIF"?: query.authenticationUI = .fail
             default: query.authenticationUI = .allow
@@ -264,7 +292,7 @@ enum QueryParser {
         }
         switch spec.kind {
         case .synchronizable:
-            if let name = value as? String, name == "syna" {
+            if let name = string(value), name == "syna" {
                 query.sync = .any
             } else if let flag = coerceBoolean(value) {
                 query.sync = .only(flag)
@@ -290,21 +318,21 @@ enum QueryParser {
 
     private static func coerceBoolean(_ value: Any) -> Bool? {
         if isBoolean(value) { return boolean(value) }
-        if let number = value as? NSNumber { return number.int64Value != 0 }
-        if let string = value as? String, let number = Int64(string) { return number != 0 }
+        if let number = number(value) { return number.int64Value != 0 }
+        if let string = QueryParser.string(value), let number = Int64(string) { return number != 0 }
         return nil
     }
 
     static func coerce(_ value: Any, kind: AttributeKind, tag: String) throws -> AttributeValue {
         switch kind {
         case .blob:
-            if let string = value as? String { return .string(string) }
+            if let string = QueryParser.string(value) { return .string(string) }
             if let data = bytes(value) { return .data(data) }
             if let number = integer(value) { return .number(number) }
             throw KeychainFailure.param("The value of \(ConstantNames.key(tag)) must be a string, Data or a whole number that fits in 64 bits.")
         case .number:
             if let number = integer(value) { return .number(number) }
-            if let string = value as? String {
+            if let string = QueryParser.string(value) {
                 if let number = Int64(string), String(number) == string { return .number(number) }
                 return .string(string)
             }
@@ -313,16 +341,16 @@ enum QueryParser {
             if let date = value as? Date { return .date(date.timeIntervalSinceReferenceDate) }
             throw KeychainFailure.param("The value of \(ConstantNames.key(tag)) must be a Date.")
         case .string:
-            if let string = value as? String { return .string(string) }
+            if let string = QueryParser.string(value) { return .string(string) }
             if let data = bytes(value), let string = String(data: data, encoding: .utf8) { return .string(string) }
             throw KeychainFailure.param("The value of \(ConstantNames.key(tag)) must be a string.")
         case .data:
             if let data = bytes(value) { return .data(data) }
-            if let string = value as? String { return .data(Data(string.utf8)) }
+            if let string = QueryParser.string(value) { return .data(Data(string.utf8)) }
             if let number = integer(value) { return .data(AttributeValue.number(number).matchBytes) }
             throw KeychainFailure.param("The value of \(ConstantNames.key(tag)) must be Data.")
         case .accessibility:
-            guard let name = value as? String, ProtectionClass(rawValue: name) != nil else {
+            guard let name = string(value), ProtectionClass(rawValue: name) != nil else {
                 throw KeychainFailure.param(
                     "kSecAttrAccessible must be one of the kSecAttrAccessible… constants (for example kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly).")
             }
@@ -332,20 +360,95 @@ enum QueryParser {
         }
     }
 
+    // MARK: Value types
+    //
+    // Foundation on Linux hands a dictionary's keys and values out as Foundation objects
+    // (NSString, NSNumber, NSData, NSNull). A Swift cast of one (`as? String`, `is NSNull`,
+    // `as? Bool`) goes through the runtime's bridging search, some 1,600 instructions each;
+    // comparing the object's exact class costs a few dozen. Each function below answers
+    // exactly what the cast it stands for answers: for the exact classes listed in
+    // ``FoundationClass`` it reads the object directly, and for any other type (a subclass,
+    // a Swift value in a custom dictionary) it performs the cast itself.
+
+    /// The exact Foundation classes whose values are read without a runtime cast.
+    enum FoundationClass {
+        case string, number, boolean, data, null
+        /// Another type: the caller falls back to Swift's cast.
+        case other
+
+        init(of value: Any) {
+            let type = ObjectIdentifier(Swift.type(of: value))
+            if type == ObjectIdentifier(NSString.self) {
+                self = .string
+            } else if type == QueryParser.booleanClassIdentifier {
+                self = .boolean
+            } else if type == ObjectIdentifier(NSNumber.self) {
+                self = .number
+            } else if type == ObjectIdentifier(NSData.self) {
+                self = .data
+            } else if type == ObjectIdentifier(NSNull.self) {
+                self = .null
+            } else {
+                self = .other
+            }
+        }
+    }
+
+    /// `value as? String`.
+    static func string(_ value: Any) -> String? {
+        switch FoundationClass(of: value) {
+        case .string: return unsafeDowncast(value as AnyObject, to: NSString.self) as String
+        case .number, .boolean, .data, .null: return nil
+        case .other: return value as? String
+        }
+    }
+
+    /// `value is NSNull`.
+    static func isNull(_ value: Any) -> Bool {
+        switch FoundationClass(of: value) {
+        case .null: return true
+        case .string, .number, .boolean, .data: return false
+        case .other: return value is NSNull
+        }
+    }
+
+    /// `value as? NSNumber`.
+    private static func number(_ value: Any) -> NSNumber? {
+        switch FoundationClass(of: value) {
+        case .number, .boolean: return unsafeDowncast(value as AnyObject, to: NSNumber.self)
+        case .string, .data, .null: return nil
+        case .other: return value as? NSNumber
+        }
+    }
+
     /// The class Foundation uses for boolean numbers (`kCFBooleanTrue`, a bridged `Bool`).
     private static let booleanClass: AnyClass = type(of: NSNumber(value: true) as AnyObject)
+    private static let booleanClassIdentifier = ObjectIdentifier(booleanClass)
 
     /// Whether `value` is a boolean (`true`, `kCFBooleanTrue`), not just any number.
     static func isBoolean(_ value: Any) -> Bool {
-        if type(of: value) == Bool.self { return true }
-        guard value is NSNumber else { return false }
-        return type(of: value as AnyObject) == booleanClass
+        switch FoundationClass(of: value) {
+        case .boolean: return true
+        case .string, .number, .data, .null: return false
+        case .other:
+            if type(of: value) == Bool.self { return true }
+            guard value is NSNumber else { return false }
+            return type(of: value as AnyObject) == booleanClass
+        }
     }
 
     /// The truth value of a boolean or number.
     static func boolean(_ value: Any) -> Bool? {
-        if let flag = value as? Bool { return flag }
-        return (value as? NSNumber)?.boolValue
+        switch FoundationClass(of: value) {
+        // A Foundation boolean is kCFBooleanTrue or kCFBooleanFalse, which `as? Bool` maps
+        // to the same truth value. A plain number keeps the cast: `as? Bool` accepts only
+        // 0 and 1, and other numbers fall through to `boolValue`.
+        case .boolean: return unsafeDowncast(value as AnyObject, to: NSNumber.self).boolValue
+        case .string, .data, .null: return nil
+        case .number, .other:
+            if let flag = value as? Bool { return flag }
+            return (value as? NSNumber)?.boolValue
+        }
     }
 
     /// The bytes of a `Data`/`NSData` value, copied in one go (Foundation on Linux bridges
@@ -353,6 +456,14 @@ enum QueryParser {
     /// `kSecValueData`: the caller's bytes, copied once, straight into a buffer that is
     /// zeroed when released (no intermediate `Data` that would be freed with the secret in it).
     static func secret(_ value: Any) -> SecretData? {
+        switch FoundationClass(of: value) {
+        case .data:
+            let data = unsafeDowncast(value as AnyObject, to: NSData.self)
+            guard data.length > 0 else { return SecretData(copying: UnsafeRawBufferPointer(start: nil, count: 0)) }
+            return SecretData(copying: UnsafeRawBufferPointer(start: data.bytes, count: data.length))
+        case .string, .number, .boolean, .null: return nil
+        case .other: break
+        }
         if let secret = value as? SecretData { return secret }  // immutable: shared, not copied
         if let contiguous = value as? (any ContiguousBytes & NSData) {
             return contiguous.withUnsafeBytes { SecretData(copying: $0) }
@@ -366,6 +477,13 @@ enum QueryParser {
     }
 
     static func bytes(_ value: Any) -> Data? {
+        switch FoundationClass(of: value) {
+        case .data:
+            let data = unsafeDowncast(value as AnyObject, to: NSData.self)
+            return data.length == 0 ? Data() : Data(bytes: data.bytes, count: data.length)
+        case .string, .number, .boolean, .null: return nil
+        case .other: break
+        }
         if let contiguous = value as? (any ContiguousBytes & NSData) {
             return contiguous.withUnsafeBytes { Data($0) }
         }
@@ -379,7 +497,7 @@ enum QueryParser {
     /// does not fit in 64 bits (never wrapped or saturated).
     private static func integer(_ value: Any) -> Int64? {
         if isBoolean(value), let flag = boolean(value) { return flag ? 1 : 0 }
-        guard let number = value as? NSNumber else { return nil }
+        guard let number = number(value) else { return nil }
         switch String(cString: number.objCType) {
         case "f", "d":
             let double = number.doubleValue
