@@ -50,26 +50,48 @@ struct KeychainFailure: Error, CustomStringConvertible {
 public enum KeychainDiagnostics {
     /// The cause of the last failed SecItem call on the current thread, or `nil` if the last
     /// call succeeded (or returned `errSecItemNotFound`).
-    public static var lastFailureDescription: String? {
-        Thread.current.threadDictionary[threadKey] as? String
-    }
+    public static var lastFailureDescription: String? { currentSlot?.reason }
 
     /// The recovery suggestion of the last failed call on this thread, if there is one.
-    public static var lastFailureRecovery: String? {
-        Thread.current.threadDictionary[recoveryKey] as? String
+    public static var lastFailureRecovery: String? { currentSlot?.recovery }
+
+    /// What one thread's last failure said.
+    private final class Slot {
+        var reason: String?
+        var recovery: String?
     }
 
-    private static let threadKey = "KeychainServices.lastFailure"
-    private static let recoveryKey = "KeychainServices.lastFailureRecovery"
+    /// A thread-specific slot (released when its thread exits): finding that a thread has
+    /// nothing to clear costs one `pthread_getspecific`, which matters on every successful
+    /// call, where a thread dictionary lookup costs a hashed string comparison.
+    private static let slotKey: pthread_key_t = {
+        var key = pthread_key_t()
+        let created = pthread_key_create(&key) { slot in
+            guard let slot else { return }
+            Unmanaged<Slot>.fromOpaque(slot).release()
+        }
+        precondition(created == 0, "pthread_key_create failed (\(created))")
+        return key
+    }()
+
+    private static var currentSlot: Slot? {
+        pthread_getspecific(slotKey).map { Unmanaged<Slot>.fromOpaque($0).takeUnretainedValue() }
+    }
 
     static func record(_ failure: KeychainFailure?) {
-        let dictionary = Thread.current.threadDictionary
         if let failure, failure.status != errSecItemNotFound {
-            dictionary[threadKey] = failure.reason
-            dictionary[recoveryKey] = failure.recovery
-        } else if dictionary[threadKey] != nil {
-            dictionary[threadKey] = nil
-            dictionary[recoveryKey] = nil
+            let slot: Slot
+            if let existing = currentSlot {
+                slot = existing
+            } else {
+                slot = Slot()
+                pthread_setspecific(slotKey, Unmanaged.passRetained(slot).toOpaque())
+            }
+            slot.reason = failure.reason
+            slot.recovery = failure.recovery
+        } else if let slot = currentSlot, slot.reason != nil {
+            slot.reason = nil
+            slot.recovery = nil
         }
     }
 }

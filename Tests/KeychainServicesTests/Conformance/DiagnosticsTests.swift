@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 @testable import KeychainServices
 import Testing
 
@@ -21,6 +22,38 @@ struct DiagnosticsTests {
             #expect(!leaksSecretOnParam, "the failure description must not contain the secret")
             #expect(secCopy(genp()).status == errSecSuccess)
             #expect(KeychainDiagnostics.lastFailureDescription == nil)
+        }
+    }
+
+    /// The cause belongs to the thread that made the call: another thread's calls, failed
+    /// or successful, neither show nor clear it.
+    @Test func failureIsKeptPerThread() {
+        TemporaryKeychain.with { _ in
+            #expect(secAdd(genp().with(kSecValueData, Data("one".utf8))) == errSecSuccess)
+            #expect(secAdd(genp().with(kSecValueData, Data("one".utf8))) == errSecDuplicateItem)
+            let mine = KeychainDiagnostics.lastFailureDescription
+            #expect(mine != nil)
+            let environment = KeychainEnvironment.current
+            let seen = Mutex<(before: String?, afterFailure: String?, afterSuccess: String?)>((nil, nil, nil))
+            let done = DispatchSemaphore(value: 0)
+            let other = Thread {
+                defer { done.signal() }
+                KeychainEnvironment.withEnvironment(environment) {
+                    let before = KeychainDiagnostics.lastFailureDescription
+                    _ = secUpdate(genp(), [kSecValueData as String: "text"])  // errSecParam
+                    let afterFailure = KeychainDiagnostics.lastFailureDescription
+                    _ = secCopy(genp())
+                    let afterSuccess = KeychainDiagnostics.lastFailureDescription
+                    seen.withLock { $0 = (before, afterFailure, afterSuccess) }
+                }
+            }
+            other.start()
+            done.wait()
+            let observed = seen.withLock { $0 }
+            #expect(observed.before == nil)
+            #expect(observed.afterFailure != nil && observed.afterFailure != mine)
+            #expect(observed.afterSuccess == nil)
+            #expect(KeychainDiagnostics.lastFailureDescription == mine)
         }
     }
 
