@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Keysmith", targets: ["Keysmith"]),
         .library(name: "KeysmithEtcd", targets: ["KeysmithEtcd"]),
         .executable(name: "keysmith", targets: ["keysmith"]),
+        .executable(name: "keysmith-fleet", targets: ["keysmith-fleet"]),
         .plugin(name: "KeysmithGeneratePlugin", targets: ["KeysmithGeneratePlugin"]),
     ],
     targets: [
@@ -80,13 +81,25 @@ let package = Package(
                 .target(name: "CSodium", condition: .when(platforms: linuxOnly)),
             ]
         ),
+        // The tool. KeysmithCLI does not link the etcd client (Foundation's networking part,
+        // libcurl and the libraries behind it): a lookup starts without loading them. The fleet
+        // commands are in KeysmithFleetCLI and the keysmith-fleet executable, installed beside
+        // keysmith, which hands it the command lines that need etcd.
         .target(
             name: "KeysmithCLI",
-            dependencies: ["Keysmith", "KeychainServices", "KeysmithEtcd"]
+            dependencies: ["Keysmith", "KeychainServices"]
         ),
         .executableTarget(
             name: "keysmith",
             dependencies: ["KeysmithCLI"]
+        ),
+        .target(
+            name: "KeysmithFleetCLI",
+            dependencies: ["KeysmithCLI", "Keysmith", "KeychainServices", "KeysmithEtcd"]
+        ),
+        .executableTarget(
+            name: "keysmith-fleet",
+            dependencies: ["KeysmithFleetCLI"]
         ),
         .plugin(
             name: "KeysmithGeneratePlugin",
@@ -133,7 +146,7 @@ let package = Package(
         .testTarget(
             name: "KeysmithEtcdTests",
             dependencies: [
-                "KeysmithEtcd", "Keysmith", "KeychainServices", "KeysmithCLI",
+                "KeysmithEtcd", "Keysmith", "KeychainServices", "KeysmithCLI", "KeysmithFleetCLI",
                 .target(name: "CSodium", condition: .when(platforms: linuxOnly)),
             ]
         ),
