@@ -38,17 +38,18 @@ let package = Package(
         ),
         // The authenticators: Linux-PAM for the login password, sd-bus (libsystemd) to reach
         // fprintd, and a small C file that restores the terminal when a signal interrupts a
-        // passphrase prompt.
+        // passphrase prompt. CPAM and CSystemdBus give only the headers: neither library is
+        // linked, CLoadOnUse loads each when an authenticator first calls it, so a program that
+        // never authenticates starts without them (and the libraries behind libsystemd).
         .systemLibrary(
             name: "CPAM",
-            pkgConfig: "pam",
             providers: [.apt(["libpam0g-dev"])]
         ),
         .systemLibrary(
             name: "CSystemdBus",
-            pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        .target(name: "CLoadOnUse"),
         .target(name: "CTerminalGuard"),
         .target(
             name: "KeychainServices",
@@ -59,6 +60,7 @@ let package = Package(
                 .target(name: "CPAM", condition: .when(platforms: linuxOnly)),
                 .target(name: "CSystemdBus", condition: .when(platforms: linuxOnly)),
                 .target(name: "CTerminalGuard", condition: .when(platforms: linuxOnly)),
+                .target(name: "CLoadOnUse", condition: .when(platforms: linuxOnly)),
             ]
         ),
         // On Apple platforms LocalAuthentication (re-exported); elsewhere LAContext over the
