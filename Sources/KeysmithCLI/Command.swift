@@ -140,7 +140,10 @@ public enum CommandRegistry {
     /// - Parameter name: The name typed on the command line.
     /// - Returns: The command, or `nil`.
     public static func command(named name: String) -> Command? {
-        commands.first { $0.name == name }
+        // An item command is built on its own: `find-generic-password -w` does not assemble
+        // the help texts of every other command first.
+        if let command = ItemCommands.command(named: name) { return command }
+        return commands.first { $0.name == name }
     }
 
     /// The registered command whose name is closest to `name` (a typo), if any is close.

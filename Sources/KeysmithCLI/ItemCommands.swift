@@ -14,6 +14,22 @@ public enum ItemCommands {
         addCommand(.internet), findCommand(.internet), deleteCommand(.internet),
         dumpCommand,
     ]
+
+    /// The add, find or delete command of either password kind named `name`, built alone
+    /// (the same command ``all`` holds); `nil` for any other name.
+    /// - Parameter name: The name typed on the command line.
+    /// - Returns: The command, or `nil`.
+    static func command(named name: String) -> Command? {
+        for kind in [PasswordKind.generic, .internet] {
+            switch name {
+            case "add-\(kind.suffix)": return addCommand(kind)
+            case "find-\(kind.suffix)": return findCommand(kind)
+            case "delete-\(kind.suffix)": return deleteCommand(kind)
+            default: continue
+            }
+        }
+        return nil
+    }
 }
 
 // MARK: - Password kinds and their selector flags
@@ -440,24 +456,26 @@ private func runFind(_ kind: PasswordKind, _ invocation: CommandInvocation) thro
     let showSecret = invocation.arguments.contains("show-password")
     var query = invocation.baseQuery(kind, selection)
     query[kSecMatchLimit as String] = kSecMatchLimitOne as String
-    query[kSecReturnAttributes as String] = kCFBooleanTrue
+    // -w prints the secret alone: the data is asked for without the attributes, and comes
+    // back as Data (as SecItemCopyMatching returns one item's data), not in a dictionary.
+    if !printSecret { query[kSecReturnAttributes as String] = kCFBooleanTrue }
     if printSecret || showSecret {
         query[kSecReturnData as String] = kCFBooleanTrue
         // Shown when the item's access control asks for the user.
         query[kSecUseOperationPrompt as String] = "keysmith: show the secret of the \(kind.noun) with \(selection.description)"
     }
     let (result, outcome) = copyMatching(query)
-    guard outcome.succeeded, let dictionary = result as? NSDictionary else {
+    let output = invocation.output
+    if printSecret, outcome.succeeded, let secret = result as? Data {
+        output.writeSecret(secret)
+        return
+    }
+    guard outcome.succeeded, !printSecret, let dictionary = result as? NSDictionary else {
         throw invocation.keychainError(
             outcome.succeeded ? KeychainCallOutcome(status: errSecItemNotFound, cause: nil, engineRecovery: nil) : outcome,
             kind, notFound: "no \(kind.noun) with \(selection.description)")
     }
-    let output = invocation.output
     let secret = dictionary[kSecValueData as String] as? Data
-    if printSecret {
-        output.writeSecret(secret ?? Data())
-        return
-    }
     let item = ItemPresentation(dictionary, classCode: kind.classCode)
     let dates = DateText()
     if output.json {

@@ -1,5 +1,13 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The entry point of the `keysmith` tool.
 ///
 /// `main.swift` calls ``run(_:)``; everything else (parsing, dispatch, output, exit
@@ -13,8 +21,36 @@ public enum KeysmithCommandLine {
     /// - Returns: The exit status.
     public static func run(_ arguments: [String]) -> Int32 {
         run(
-            arguments, environment: ProcessInfo.processInfo.environment, output: .process(),
+            arguments, environment: processEnvironment(), output: .process(),
             secretInput: SecretInput(), fleet: .separateExecutable(processArguments: arguments))
+    }
+
+    /// The process environment, as `ProcessInfo.processInfo.environment` gives it (each
+    /// `NAME=VALUE` entry of `environ` split at its first `=`, a later entry for the same name
+    /// winning, entries without `=` left out, invalid UTF-8 repaired), read without
+    /// Foundation's conversions: it is read once per run, at start-up.
+    /// - Returns: The variables.
+    package static func processEnvironment() -> [String: String] {
+        #if os(Linux)
+        var variables: [String: String] = [:]
+        let entries: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = environ
+        guard var entry = entries else { return variables }
+        while let pointer = entry.pointee {
+            let length = strlen(pointer)
+            pointer.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
+                let text = UnsafeBufferPointer(start: bytes, count: length)
+                if let equals = text.firstIndex(of: UInt8(ascii: "=")) {
+                    let name = String(decoding: UnsafeBufferPointer(rebasing: text[..<equals]), as: UTF8.self)
+                    variables[name] = String(
+                        decoding: UnsafeBufferPointer(rebasing: text[(equals + 1)...]), as: UTF8.self)
+                }
+            }
+            entry += 1
+        }
+        return variables
+        #else
+        return ProcessInfo.processInfo.environment
+        #endif
     }
 
     /// Runs the tool with explicit environment variables and I/O; the demo runs its steps
