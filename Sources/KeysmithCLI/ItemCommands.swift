@@ -124,6 +124,9 @@ struct Selection {
         switch phrases.count {
         case 0: return "any attributes"
         case 1: return phrases[0]
+        // The usual -s and -a, spelled without joined(): its generic instantiation costs a
+        // lookup at start-up more than the whole string.
+        case 2: return phrases[0] + " and " + phrases[1]
         default: return phrases.dropLast().joined(separator: ", ") + " and " + phrases.last!
         }
     }
@@ -238,6 +241,15 @@ extension CommandInvocation {
 }
 
 /// Runs SecItemCopyMatching and returns its result and outcome.
+/// A data result of SecItemCopyMatching (an NSData, the keychain's zeroing buffer on Linux)
+/// as Data, read with a class cast: the general cast to Data looks up Data's bridging
+/// conformance at run time, which in a new process scans every protocol conformance of the
+/// program (0.8M instructions, a twentieth of `find-generic-password -w`).
+private func dataResult(_ result: AnyObject?) -> Data? {
+    if let data = result as? NSData { return Data(bytes: data.bytes, count: data.length) }
+    return result as? Data
+}
+
 private func copyMatching(_ query: [String: Any]) -> (AnyObject?, KeychainCallOutcome) {
     var result: AnyObject?
     let outcome = KeychainCallOutcome.capture { SecItemCopyMatching(query as CFDictionary, &result) }
@@ -466,7 +478,7 @@ private func runFind(_ kind: PasswordKind, _ invocation: CommandInvocation) thro
     }
     let (result, outcome) = copyMatching(query)
     let output = invocation.output
-    if printSecret, outcome.succeeded, let secret = result as? Data {
+    if printSecret, outcome.succeeded, let secret = dataResult(result) {
         output.writeSecret(secret)
         return
     }
