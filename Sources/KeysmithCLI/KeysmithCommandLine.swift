@@ -32,9 +32,12 @@ public enum KeysmithCommandLine {
     /// - Returns: The variables.
     package static func processEnvironment() -> [String: String] {
         #if os(Linux)
-        var variables: [String: String] = [:]
         let entries: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = environ
-        guard var entry = entries else { return variables }
+        guard var entry = entries else { return [:] }
+        var count = 0
+        while entry[count] != nil { count += 1 }
+        // Sized once: growing entry by entry rehashes every name at each doubling.
+        var variables = [String: String](minimumCapacity: count)
         while let pointer = entry.pointee {
             let length = strlen(pointer)
             pointer.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
