@@ -392,21 +392,25 @@ func benchmarkDocument(
           (Sources/CLoadOnUse). The static tool loads 9 shared objects instead of 47 (libcurl
           and its TLS, Kerberos and LDAP libraries; libsystemd with libgcrypt, liblzma, libzstd,
           liblz4; libpam with libaudit, libcap-ng), and a lookup (`find-generic-password -w`,
-          100 items) runs 16.1M instructions instead of 37.1M (callgrind; an empty Swift program
+          100 items) runs 14.6M instructions instead of 37.1M (callgrind; an empty Swift program
           built the same way 2.1M). It also reads the environment itself, builds only its own
-          command instead of the whole command table, and asks for the secret alone (`-w`
-          needs no attributes). Median of 40 interleaved runs on a loaded machine: 9.2 ms
-          against 20.5 ms before, `secret-tool lookup` 16.1 ms, the empty program 2.4 ms.
-          What is left, by instructions: the keychain call 49% (opening it 32%: the key
-          hierarchy, three SQLite connections each reading the WAL index, the anchor file read
-          three times, the environment converted twice more, a machine tag spelled with
-          `String(format:)`; SQLite compiling its statements 7%), the dynamic loader 27%
-          (relocating the 80 MB binary, libstdc++ and SQLite), and the Swift runtime's protocol
-          conformance lookups, 43% of everything and spread over all of it: each first check of
-          a type against a protocol (a cast, a generic type's requirements) scans all 5,383
-          conformance records of the static binary, about 200k instructions, and a lookup makes
-          about 29 such scans. Those scans also
-          set the peak memory: they read conformance descriptors spread across the whole
+          command instead of the whole command table, finds options without dictionaries, and
+          asks for the secret alone (`-w` needs no attributes), read with a class cast (a cast
+          to `Data` looked its bridging conformance up). Median of 60 interleaved runs on a
+          loaded machine: 10.8 ms against 19.3 ms before, `secret-tool lookup` 14.2 ms, the
+          empty program 2.2 ms (CPU time 5.5 ms against 12.2 ms, the empty program 1.2 ms).
+          What is left, by instructions: the keychain call 55% (opening it 36%: the key
+          hierarchy 11%, three SQLite connections each reading the WAL index, the anchor file
+          read three times, the environment converted twice more 5%, a machine tag spelled with
+          `String(format:)` 6%; SQLite compiling its statements 7.5%), the dynamic loader 30%
+          (relocating the 80 MB binary, libstdc++ and SQLite), Foundation's character sets set
+          up for `trimmingCharacters` 5% (the access groups of `KEYSMITH_ACCESS_GROUPS` and
+          `/etc/machine-id` both trim with it: removing one only moves the cost), and the Swift
+          runtime's protocol conformance lookups, 38% of everything and spread over all of it:
+          each first check of a type against a protocol (a cast, a generic type's
+          requirements) scans all 5,383 conformance records of the static binary, about 200k
+          instructions, and a lookup makes about 23 such scans. Those scans also set the peak
+          memory: they read conformance descriptors spread across the whole
           binary, so 11.2 MB of its 16.5 MB of code is resident at exit; peak resident memory
           about 19 MB against 26 MB before and `secret-tool`'s 7 MB (GNU time `%M`). A keychain
           whose WAL is large pays more: the first connection of a process rebuilds the WAL
