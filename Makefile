@@ -19,14 +19,16 @@ SUDO := $(shell [ "$$(id -u)" = "0" ] && echo "" || echo "sudo")
 # (-static-stdlib): a process starts in about half the time (docs/BENCHMARKS.md, "Start-up").
 # They are built in their own scratch directory, so the debug and release builds of the
 # package are not rebuilt with other flags. Linking Foundation's networking part statically
+# (keysmith-fleet, the fleet commands' etcd client; keysmith itself does not link it)
 # needs libcurl's development files.
 STATIC_BUILD := --static-swift-stdlib --scratch-path .build/static
 STATIC_APT_PACKAGES := $(APT_PACKAGES) libcurl4-openssl-dev
 
 PREFIX ?= /usr/local
-# What `make install` puts in $(PREFIX)/bin (and `make uninstall` removes): the keysmith tool
-# and the git and Docker credential helpers.
-INSTALLED_EXECUTABLES := keysmith git-credential-keysmith docker-credential-keysmith
+# What `make install` puts in $(PREFIX)/bin (and `make uninstall` removes): the keysmith tool,
+# keysmith-fleet beside it (keysmith runs it for the fleet commands), and the git and Docker
+# credential helpers.
+INSTALLED_EXECUTABLES := keysmith keysmith-fleet git-credential-keysmith docker-credential-keysmith
 # The Python keyring backend's tests run in this virtual environment (keyring from PyPI),
 # kept under .build so reruns are quick; it is rebuilt when bindings/python/pyproject.toml changes.
 PYTHON ?= python3
@@ -64,7 +66,7 @@ test: deps
 	@# Every test uses Swift Testing: --disable-xctest skips XCTest's empty "Executed 0 tests" run.
 	home=$$(mktemp -d) && KEYSMITH_HOME=$$home $(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS); status=$$?; rm -rf "$$home"; exit $$status
 	@# Apple platforms cannot be built here: build Keysmith and the tool against only what Security also provides.
-	@# (The keysmith product contains Keysmith, KeysmithEtcd and the CLI; then the credential helpers.)
+	@# (keysmith contains Keysmith and the CLI, keysmith-fleet also KeysmithEtcd; then the credential helpers.)
 	for product in $(INSTALLED_EXECUTABLES); do \
 		$(SWIFT) build $(SWIFT_FLAGS) --scratch-path "$(CURDIR)/.build/apple-surface" -Xswiftc -DKEYSMITH_APPLE_SURFACE --product $$product || exit 1; \
 	done

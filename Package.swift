@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Keysmith", targets: ["Keysmith"]),
         .library(name: "KeysmithEtcd", targets: ["KeysmithEtcd"]),
         .executable(name: "keysmith", targets: ["keysmith"]),
+        .executable(name: "keysmith-fleet", targets: ["keysmith-fleet"]),
         .plugin(name: "KeysmithGeneratePlugin", targets: ["KeysmithGeneratePlugin"]),
     ],
     targets: [
@@ -37,17 +38,18 @@ let package = Package(
         ),
         // The authenticators: Linux-PAM for the login password, sd-bus (libsystemd) to reach
         // fprintd, and a small C file that restores the terminal when a signal interrupts a
-        // passphrase prompt.
+        // passphrase prompt. CPAM and CSystemdBus give only the headers: neither library is
+        // linked, CLoadOnUse loads each when an authenticator first calls it, so a program that
+        // never authenticates starts without them (and the libraries behind libsystemd).
         .systemLibrary(
             name: "CPAM",
-            pkgConfig: "pam",
             providers: [.apt(["libpam0g-dev"])]
         ),
         .systemLibrary(
             name: "CSystemdBus",
-            pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        .target(name: "CLoadOnUse"),
         .target(name: "CTerminalGuard"),
         .target(
             name: "KeychainServices",
@@ -58,6 +60,7 @@ let package = Package(
                 .target(name: "CPAM", condition: .when(platforms: linuxOnly)),
                 .target(name: "CSystemdBus", condition: .when(platforms: linuxOnly)),
                 .target(name: "CTerminalGuard", condition: .when(platforms: linuxOnly)),
+                .target(name: "CLoadOnUse", condition: .when(platforms: linuxOnly)),
             ]
         ),
         // On Apple platforms LocalAuthentication (re-exported); elsewhere LAContext over the
@@ -80,13 +83,25 @@ let package = Package(
                 .target(name: "CSodium", condition: .when(platforms: linuxOnly)),
             ]
         ),
+        // The tool. KeysmithCLI does not link the etcd client (Foundation's networking part,
+        // libcurl and the libraries behind it): a lookup starts without loading them. The fleet
+        // commands are in KeysmithFleetCLI and the keysmith-fleet executable, installed beside
+        // keysmith, which hands it the command lines that need etcd.
         .target(
             name: "KeysmithCLI",
-            dependencies: ["Keysmith", "KeychainServices", "KeysmithEtcd"]
+            dependencies: ["Keysmith", "KeychainServices"]
         ),
         .executableTarget(
             name: "keysmith",
             dependencies: ["KeysmithCLI"]
+        ),
+        .target(
+            name: "KeysmithFleetCLI",
+            dependencies: ["KeysmithCLI", "Keysmith", "KeychainServices", "KeysmithEtcd"]
+        ),
+        .executableTarget(
+            name: "keysmith-fleet",
+            dependencies: ["KeysmithFleetCLI"]
         ),
         .plugin(
             name: "KeysmithGeneratePlugin",
@@ -133,7 +148,7 @@ let package = Package(
         .testTarget(
             name: "KeysmithEtcdTests",
             dependencies: [
-                "KeysmithEtcd", "Keysmith", "KeychainServices", "KeysmithCLI",
+                "KeysmithEtcd", "Keysmith", "KeychainServices", "KeysmithCLI", "KeysmithFleetCLI",
                 .target(name: "CSodium", condition: .when(platforms: linuxOnly)),
             ]
         ),

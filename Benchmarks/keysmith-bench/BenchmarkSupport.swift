@@ -306,8 +306,9 @@ func benchmarkDocument(
           session, with three floors: `keysmith-empty`, an empty Swift program built exactly as the
           tool is (`make bench` builds both as `make install` does, with the Swift runtime and
           Foundation linked in), keysmith-bench itself started with `--exit-at-once` (a
-          dynamically linked Swift program linking Foundation and the keychain, doing nothing) and
-          `/bin/true`. All are interleaved run by run; wall time from spawn to exit. Peak resident
+          dynamically linked Swift program linking Foundation, its networking part and the
+          keychain, doing nothing; the tool links less, so its own work is counted above
+          `keysmith-empty`) and `/bin/true`. All are interleaved run by run; wall time from spawn to exit. Peak resident
           memory is GNU time's `%M` for five more runs of each tool (a child spawned straight from
           the benchmark would report the benchmark's own peak).
         - **SecureStore.get from Node**: the JavaScript package (bindings/node, built in release
@@ -392,42 +393,50 @@ func benchmarkDocument(
           ratio stays close to 1; both grow only a little with the number of items (a B-tree update
           is logarithmic). libsecret's file backend fsyncs too, but rebuilds and rewrites the whole
           keyring on every store, so it grows linearly; gnome-keyring rewrites its keyring file too.
-        - **Whole process and start-up**: a perf profile of 20 runs of the statically linked
-          `keysmith find-generic-password -w` (loaded machine) spent 49% in the kernel (exec,
-          mapping and faulting in the binary), 26% in the dynamic loader (relocating the 38
-          shared libraries that remain: libcurl and its TLS, Kerberos and LDAP dependencies,
-          which Foundation's networking part pulls in for the etcd fleet source), 15% in
-          keysmith's own code (6% of it the Swift runtime's protocol conformance lookups at the
-          first casts) and 4% in SQLite. Linking the Swift runtime and Foundation statically
-          (what `make install` ships) took 20 ms against 29 ms for the dynamically linked tool,
-          and an empty program 2.6 ms against 4.9 ms (median of 30 interleaved runs, loaded
-          machine; 82 MB against 10 MB of binary; peak memory 24.9 MiB against 31.2 MiB).
-          What is left above an empty program, measured the same way (median of 30 interleaved
-          runs, loaded machine, all linked statically): an empty program 2.4 ms, one that links
-          Foundation 2.9 ms, one that also links FoundationNetworking (libcurl and its 30
-          libraries, which the etcd fleet source needs) 14.4 ms, the tool's lookup 27.1 ms. So
-          about 11.5 ms is loading libraries a lookup never uses, and the rest is the tool's own
-          work: the Swift runtime instantiating type metadata and checking protocol
-          conformances at first use (about 10% of the process in the perf profile), building
-          the command table (its help texts named every accessibility through reflection, 4%,
-          now spelled out), and the keychain call (12%, of which 7% opening the keychain: key
-          file, key hierarchy, the anchor's check of every row). A keychain whose WAL
-          is large pays more: the first connection of a process rebuilds the WAL index by
-          reading the whole WAL, and the tool exits without closing its connection (which
-          would checkpoint and remove the WAL), so after many adds each later process reads
-          it again (24.8 ms against 21.1 ms for the same keychain checkpointed, with a 2.9 MB
-          WAL left by 100 `add-generic-password` runs; median of 30 interleaved runs, loaded
-          machine).
-          `secret-tool`: loading GLib and GIO, connecting to the bus, opening a Secret Service
-          session and the lookup's round trips. `/bin/true` is the floor no program goes under.
+        - **Whole process and start-up**: `keysmith` links neither the etcd client nor the
+          authenticators' libraries any more. The fleet commands (`fleet …`, `--fleet`) are in
+          `keysmith-fleet`, installed beside it, which `keysmith` runs in its place (exec, same
+          arguments, streams and exit status) for those command lines only; libpam and
+          libsystemd (sd-bus) are opened with dlopen when an authenticator first calls them
+          (Sources/CLoadOnUse). The static tool loads 9 shared objects instead of 47 (libcurl
+          and its TLS, Kerberos and LDAP libraries; libsystemd with libgcrypt, liblzma, libzstd,
+          liblz4; libpam with libaudit, libcap-ng), and a lookup (`find-generic-password -w`,
+          100 items) runs 14.6M instructions instead of 37.1M (callgrind; an empty Swift program
+          built the same way 2.1M). It also reads the environment itself, builds only its own
+          command instead of the whole command table, finds options without dictionaries, and
+          asks for the secret alone (`-w` needs no attributes), read with a class cast (a cast
+          to `Data` looked its bridging conformance up). Median of 60 interleaved runs on a
+          loaded machine: 10.8 ms against 19.3 ms before, `secret-tool lookup` 14.2 ms, the
+          empty program 2.2 ms (CPU time 5.5 ms against 12.2 ms, the empty program 1.2 ms).
+          What is left, by instructions: the keychain call 55% (opening it 36%: the key
+          hierarchy 11%, three SQLite connections each reading the WAL index, the anchor file
+          read three times, the environment converted twice more 5%, a machine tag spelled with
+          `String(format:)` 6%; SQLite compiling its statements 7.5%), the dynamic loader 30%
+          (relocating the 80 MB binary, libstdc++ and SQLite), Foundation's character sets set
+          up for `trimmingCharacters` 5% (the access groups of `KEYSMITH_ACCESS_GROUPS` and
+          `/etc/machine-id` both trim with it: removing one only moves the cost), and the Swift
+          runtime's protocol conformance lookups, 38% of everything and spread over all of it:
+          each first check of a type against a protocol (a cast, a generic type's
+          requirements) scans all 5,383 conformance records of the static binary, about 200k
+          instructions, and a lookup makes about 23 such scans. Those scans also set the peak
+          memory: they read conformance descriptors spread across the whole
+          binary, so 11.2 MB of its 16.5 MB of code is resident at exit; peak resident memory
+          about 19 MB against 26 MB before and `secret-tool`'s 7 MB (GNU time `%M`). A keychain
+          whose WAL is large pays more: the first connection of a process rebuilds the WAL
+          index by reading the whole WAL, and the tool exits without closing its connection
+          (which would checkpoint and remove the WAL), so after many adds each later process
+          reads it again. `secret-tool`: loading GLib and GIO, connecting to the bus, opening a
+          Secret Service session and the lookup's round trips. `/bin/true` is the floor no
+          program goes under.
         - **Start-up decision**: `make install` ships the statically linked tools (and `make bench`
           measures those): they start in about two thirds of the time and use less memory, and the
           cost, an 80 MB binary instead of 10 MB, matters little for a tool installed once.
-          `swift build` keeps the dynamic link for development. `FoundationEssentials` in place of
-          `Foundation` was not pursued: statically linked, Foundation costs 0.5 ms over an empty
-          program, while FoundationNetworking costs 11.5 ms; the lever left is to keep the etcd
-          source's HTTP client (or the fleet commands) out of the lookup tool's link, so that a
-          lookup loads no libcurl.\(measured)
+          `swift build` keeps the dynamic link for development. Linking the tool non-PIE would
+          drop its 74k relative relocations but also its address randomization, so it was not
+          done; packing them (`-z pack-relative-relocs`, lld) saved 2% of the instructions and
+          no measurable time. The levers left are the conformance scans (fewer distinct casts
+          and generic instantiations on the lookup path, in the engine and Foundation bridging)
+          and opening the keychain once (one connection, one anchor read).\(measured)
 
         """
 }

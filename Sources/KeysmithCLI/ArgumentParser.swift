@@ -196,22 +196,23 @@ public enum ArgumentError: Error, Sendable, Hashable, CustomStringConvertible {
 public struct ArgumentParser: Sendable {
     /// The options this parser accepts.
     public let options: [OptionSpec]
-    private let byShortName: [Character: OptionSpec]
-    private let byLongName: [String: OptionSpec]
 
     /// Creates a parser for a set of options. When two options share a spelling, the
     /// first one wins.
     /// - Parameter options: The accepted options.
     public init(options: [OptionSpec]) {
         self.options = options
-        var short: [Character: OptionSpec] = [:]
-        var long: [String: OptionSpec] = [:]
-        for option in options {
-            if let name = option.shortName, short[name] == nil { short[name] = option }
-            if let name = option.longName, long[name] == nil { long[name] = option }
-        }
-        byShortName = short
-        byLongName = long
+    }
+
+    // A command has a few dozen options at most: a search in order finds the first one with
+    // the spelling, without the dictionaries (and their generic set-up at start-up) an index
+    // would need.
+    private func option(long name: String) -> OptionSpec? {
+        options.first { $0.longName == name }
+    }
+
+    private func option(short letter: Character) -> OptionSpec? {
+        options.first { $0.shortName == letter }
     }
 
     /// Parses `arguments` (without the program name).
@@ -285,7 +286,7 @@ public struct ArgumentParser: Sendable {
                     name = String(body)
                     inlineValue = nil
                 }
-                guard let option = byLongName[name] else { throw .unknownOption("--\(name)") }
+                guard let option = option(long: name) else { throw .unknownOption("--\(name)") }
                 let spelled = "--\(name)"
                 switch option.valueRule {
                 case .none:
@@ -306,7 +307,7 @@ public struct ArgumentParser: Sendable {
             var letters = Substring(argument.dropFirst())
             while let letter = letters.first {
                 letters = letters.dropFirst()
-                guard let option = byShortName[letter] else { throw .unknownOption("-\(letter)") }
+                guard let option = option(short: letter) else { throw .unknownOption("-\(letter)") }
                 let spelled = "-\(letter)"
                 switch option.valueRule {
                 case .none:
@@ -334,10 +335,10 @@ public struct ArgumentParser: Sendable {
         if argument.hasPrefix("--") {
             let name = argument.dropFirst(2).split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 .first.map(String.init) ?? ""
-            return byLongName[name] != nil
+            return option(long: name) != nil
         }
         if argument.hasPrefix("-"), argument.count == 2, let letter = argument.last {
-            return byShortName[letter] != nil
+            return option(short: letter) != nil
         }
         return false
     }

@@ -80,6 +80,8 @@ public final class CommandInvocation {
     public let secretInput: SecretInput
     /// The process environment the run was started with (the demo passes it on).
     public let environment: [String: String]
+    /// The fleet implementation (etcd client) linked into this process, if any.
+    public let fleet: (any FleetImplementation)?
 
     /// Creates an invocation.
     /// - Parameters:
@@ -89,9 +91,10 @@ public final class CommandInvocation {
     ///   - output: The output channels.
     ///   - secretInput: The secret reader.
     ///   - environment: The process environment.
+    ///   - fleet: The fleet implementation linked into this process, if any.
     public init(
         command: Command, arguments: ParsedArguments, settings: GlobalSettings, output: Output,
-        secretInput: SecretInput, environment: [String: String]
+        secretInput: SecretInput, environment: [String: String], fleet: (any FleetImplementation)? = nil
     ) {
         self.command = command
         self.arguments = arguments
@@ -99,6 +102,7 @@ public final class CommandInvocation {
         self.output = output
         self.secretInput = secretInput
         self.environment = environment
+        self.fleet = fleet
     }
 
     /// A usage error for this command (exit 2, with its usage line).
@@ -136,7 +140,10 @@ public enum CommandRegistry {
     /// - Parameter name: The name typed on the command line.
     /// - Returns: The command, or `nil`.
     public static func command(named name: String) -> Command? {
-        commands.first { $0.name == name }
+        // An item command is built on its own: `find-generic-password -w` does not assemble
+        // the help texts of every other command first.
+        if let command = ItemCommands.command(named: name) { return command }
+        return commands.first { $0.name == name }
     }
 
     /// The registered command whose name is closest to `name` (a typo), if any is close.

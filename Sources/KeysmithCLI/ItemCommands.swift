@@ -14,6 +14,22 @@ public enum ItemCommands {
         addCommand(.internet), findCommand(.internet), deleteCommand(.internet),
         dumpCommand,
     ]
+
+    /// The add, find or delete command of either password kind named `name`, built alone
+    /// (the same command ``all`` holds); `nil` for any other name.
+    /// - Parameter name: The name typed on the command line.
+    /// - Returns: The command, or `nil`.
+    static func command(named name: String) -> Command? {
+        for kind in [PasswordKind.generic, .internet] {
+            switch name {
+            case "add-\(kind.suffix)": return addCommand(kind)
+            case "find-\(kind.suffix)": return findCommand(kind)
+            case "delete-\(kind.suffix)": return deleteCommand(kind)
+            default: continue
+            }
+        }
+        return nil
+    }
 }
 
 // MARK: - Password kinds and their selector flags
@@ -108,6 +124,9 @@ struct Selection {
         switch phrases.count {
         case 0: return "any attributes"
         case 1: return phrases[0]
+        // The usual -s and -a, spelled without joined(): its generic instantiation costs a
+        // lookup at start-up more than the whole string.
+        case 2: return phrases[0] + " and " + phrases[1]
         default: return phrases.dropLast().joined(separator: ", ") + " and " + phrases.last!
         }
     }
@@ -222,6 +241,15 @@ extension CommandInvocation {
 }
 
 /// Runs SecItemCopyMatching and returns its result and outcome.
+/// A data result of SecItemCopyMatching (an NSData, the keychain's zeroing buffer on Linux)
+/// as Data, read with a class cast: the general cast to Data looks up Data's bridging
+/// conformance at run time, which in a new process scans every protocol conformance of the
+/// program (0.8M instructions, a twentieth of `find-generic-password -w`).
+private func dataResult(_ result: AnyObject?) -> Data? {
+    if let data = result as? NSData { return Data(bytes: data.bytes, count: data.length) }
+    return result as? Data
+}
+
 private func copyMatching(_ query: [String: Any]) -> (AnyObject?, KeychainCallOutcome) {
     var result: AnyObject?
     let outcome = KeychainCallOutcome.capture { SecItemCopyMatching(query as CFDictionary, &result) }
@@ -440,24 +468,26 @@ private func runFind(_ kind: PasswordKind, _ invocation: CommandInvocation) thro
     let showSecret = invocation.arguments.contains("show-password")
     var query = invocation.baseQuery(kind, selection)
     query[kSecMatchLimit as String] = kSecMatchLimitOne as String
-    query[kSecReturnAttributes as String] = kCFBooleanTrue
+    // -w prints the secret alone: the data is asked for without the attributes, and comes
+    // back as Data (as SecItemCopyMatching returns one item's data), not in a dictionary.
+    if !printSecret { query[kSecReturnAttributes as String] = kCFBooleanTrue }
     if printSecret || showSecret {
         query[kSecReturnData as String] = kCFBooleanTrue
         // Shown when the item's access control asks for the user.
         query[kSecUseOperationPrompt as String] = "keysmith: show the secret of the \(kind.noun) with \(selection.description)"
     }
     let (result, outcome) = copyMatching(query)
-    guard outcome.succeeded, let dictionary = result as? NSDictionary else {
+    let output = invocation.output
+    if printSecret, outcome.succeeded, let secret = dataResult(result) {
+        output.writeSecret(secret)
+        return
+    }
+    guard outcome.succeeded, !printSecret, let dictionary = result as? NSDictionary else {
         throw invocation.keychainError(
             outcome.succeeded ? KeychainCallOutcome(status: errSecItemNotFound, cause: nil, engineRecovery: nil) : outcome,
             kind, notFound: "no \(kind.noun) with \(selection.description)")
     }
-    let output = invocation.output
     let secret = dictionary[kSecValueData as String] as? Data
-    if printSecret {
-        output.writeSecret(secret ?? Data())
-        return
-    }
     let item = ItemPresentation(dictionary, classCode: kind.classCode)
     let dates = DateText()
     if output.json {

@@ -1,18 +1,59 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The entry point of the `keysmith` tool.
 ///
 /// `main.swift` calls ``run(_:)``; everything else (parsing, dispatch, output, exit
 /// statuses) lives here and in the command files, so it can be tested without a process.
 public enum KeysmithCommandLine {
     /// Runs the tool with `arguments` (the first is the program name) and returns the
-    /// process exit status (see ``ExitCode``).
+    /// process exit status (see ``ExitCode``). A command line that needs the fleet's etcd
+    /// client (`fleet …`, `--fleet`) is handed to `keysmith-fleet` beside this executable
+    /// (see ``FleetCommands``).
     /// - Parameter arguments: The command line, program name first.
     /// - Returns: The exit status.
     public static func run(_ arguments: [String]) -> Int32 {
         run(
-            arguments, environment: ProcessInfo.processInfo.environment, output: .process(),
-            secretInput: SecretInput())
+            arguments, environment: processEnvironment(), output: .process(),
+            secretInput: SecretInput(), fleet: .separateExecutable(processArguments: arguments))
+    }
+
+    /// The process environment, as `ProcessInfo.processInfo.environment` gives it (each
+    /// `NAME=VALUE` entry of `environ` split at its first `=`, a later entry for the same name
+    /// winning, entries without `=` left out, invalid UTF-8 repaired), read without
+    /// Foundation's conversions: it is read once per run, at start-up.
+    /// - Returns: The variables.
+    package static func processEnvironment() -> [String: String] {
+        #if os(Linux)
+        let entries: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = environ
+        guard var entry = entries else { return [:] }
+        var count = 0
+        while entry[count] != nil { count += 1 }
+        // Sized once: growing entry by entry rehashes every name at each doubling.
+        var variables = [String: String](minimumCapacity: count)
+        while let pointer = entry.pointee {
+            let length = strlen(pointer)
+            pointer.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
+                let text = UnsafeBufferPointer(start: bytes, count: length)
+                if let equals = text.firstIndex(of: UInt8(ascii: "=")) {
+                    let name = String(decoding: UnsafeBufferPointer(rebasing: text[..<equals]), as: UTF8.self)
+                    variables[name] = String(
+                        decoding: UnsafeBufferPointer(rebasing: text[(equals + 1)...]), as: UTF8.self)
+                }
+            }
+            entry += 1
+        }
+        return variables
+        #else
+        return ProcessInfo.processInfo.environment
+        #endif
     }
 
     /// Runs the tool with explicit environment variables and I/O; the demo runs its steps
@@ -25,15 +66,17 @@ public enum KeysmithCommandLine {
     ///   - environment: The environment variables to honour (`KEYSMITH_HOME`, ...).
     ///   - output: Where output goes.
     ///   - secretInput: Where secrets are read from.
+    ///   - fleet: Where the fleet commands run (by default nowhere: they fail).
     /// - Returns: The exit status.
     public static func run(
-        _ arguments: [String], environment: [String: String], output: Output, secretInput: SecretInput
+        _ arguments: [String], environment: [String: String], output: Output, secretInput: SecretInput,
+        fleet: FleetSupport = .unavailable
     ) -> Int32 {
         var commandName: String?
         do throws(CommandLineError) {
             try dispatch(
                 Array(arguments.dropFirst()), environment: environment, output: output, secretInput: secretInput,
-                commandName: &commandName)
+                fleet: fleet, commandName: &commandName)
             output.flush()
             if let failure = writeFailure(output, commandName: commandName) { throw failure }
             return ExitCode.success.rawValue
@@ -72,7 +115,7 @@ public enum KeysmithCommandLine {
 
     private static func dispatch(
         _ words: [String], environment: [String: String], output: Output, secretInput: SecretInput,
-        commandName: inout String?
+        fleet: FleetSupport, commandName: inout String?
     ) throws(CommandLineError) {
         let globalParser = ArgumentParser(options: GlobalOptions.specs + [GlobalOptions.version])
         let leading: ParsedArguments
@@ -126,12 +169,19 @@ public enum KeysmithCommandLine {
             }
             throw .usage("unexpected argument '\(extra)'\(keychainHint)", usageLine: command.usageLine)
         }
+        if FleetCommands.needsFleet(command, arguments) {
+            switch fleet {
+            case .linked: break
+            case .separateExecutable(let processArguments): throw FleetCommands.executeFleetExecutable(processArguments)
+            case .unavailable: throw FleetCommands.unavailable
+            }
+        }
         let settings = try GlobalSettings(arguments: arguments, environment: environment, usageLine: command.usageLine)
         output.json = settings.json
         output.quiet = settings.quiet
         let invocation = CommandInvocation(
             command: command, arguments: arguments, settings: settings, output: output, secretInput: secretInput,
-            environment: environment)
+            environment: environment, fleet: fleet.implementation)
         var failure: CommandLineError?
         settings.withKeychain {
             do throws(CommandLineError) {

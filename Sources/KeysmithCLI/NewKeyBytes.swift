@@ -2,7 +2,7 @@ import Foundation
 
 /// Where the bytes of a new key version come from, for `rotate` and `fleet put`: standard
 /// input (`--stdin`, or a prompt) or a random draw (`--generate BYTES`).
-enum NewKeyBytes {
+package enum NewKeyBytes {
     /// Read from standard input, or typed at a prompt.
     case standardInput
     /// Drawn at random: this many bytes (1 to 4096).
@@ -11,7 +11,7 @@ enum NewKeyBytes {
     /// Reads `--stdin` and `--generate BYTES`: exactly one of them must be given.
     /// - Parameter invocation: The running command.
     /// - Throws: A usage error for both, neither, or a byte count outside 1...4096.
-    init(_ invocation: CommandInvocation) throws(CommandLineError) {
+    package init(_ invocation: CommandInvocation) throws(CommandLineError) {
         let arguments = invocation.arguments
         var count: Int?
         if arguments.contains("generate") {
@@ -29,7 +29,7 @@ enum NewKeyBytes {
     }
 
     /// Whether the bytes are drawn at random rather than read.
-    var isGenerated: Bool {
+    package var isGenerated: Bool {
         if case .generated = self { return true }
         return false
     }
@@ -41,7 +41,7 @@ enum NewKeyBytes {
     ///   - invocation: The running command.
     /// - Returns: The key bytes.
     /// - Throws: The secret-input error when nothing usable arrives on standard input.
-    func read(for identifier: String, version: String, invocation: CommandInvocation) throws(CommandLineError) -> Data {
+    package func read(for identifier: String, version: String, invocation: CommandInvocation) throws(CommandLineError) -> Data {
         switch self {
         case .generated(let count):
             var generator = SystemRandomNumberGenerator()

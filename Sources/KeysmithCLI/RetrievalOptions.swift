@@ -1,7 +1,6 @@
 import Foundation
 import Keysmith
 import KeychainServices
-import KeysmithEtcd
 
 // What the retrieval commands (resolve, explain, audit) share: the options that choose the
 // sources, the KeyRetriever built from them, the JSON shapes of keys, and the single
@@ -80,7 +79,7 @@ struct RetrievalSetup {
     /// Where the keychain is, for messages: `in /path` or `no keychain at /path yet`.
     let keychainPlace: String
     /// The fleet's keys in etcd, when `--fleet` was given.
-    let fleet: KeysmithEtcd.EtcdKeySource?
+    let fleet: (any FleetRetrievalSource)?
 
     /// Reads the source options and loads the config files.
     /// - Parameter invocation: The running command.
@@ -129,7 +128,7 @@ struct RetrievalSetup {
         var sources: [any KeySource] = [keychain]
         sources += configFiles
         if let environment { sources.append(environment) }
-        if let fleet { sources.append(fleet) }
+        if let fleet { sources.append(fleet.keySource) }
         return sources
     }
 
@@ -148,7 +147,7 @@ struct RetrievalSetup {
         var parts = ["Keychain (service \"\(keychain.service)\", \(keychainPlace))"]
         parts += configFiles.map { "\($0.sourceDescription) \($0.path)" }
         if let environment { parts.append("Environment (prefix \(environment.prefix ?? "none"))") }
-        if let fleet { parts.append("Fleet (\(fleet.configuration))") }
+        if let fleet { parts.append("Fleet (\(fleet.locationDescription))") }
         return parts.joined(separator: ", ")
     }
 

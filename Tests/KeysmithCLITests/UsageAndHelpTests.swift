@@ -129,3 +129,59 @@ struct UsageAndHelpTests {
         #expect(!result.stderr.contains("-w"), "unlock has no -w: \(result)")
     }
 }
+
+/// The start-up shortcuts of the tool give what the general paths give.
+struct StartUpShortcutTests {
+    /// An item command looked up by name is built alone: it must be the command the full
+    /// table holds (same name, group, usage, help and options), and every name of the table
+    /// must find its own command.
+    @Test func aCommandBuiltAloneIsTheOneTheTableHolds() throws {
+        for listed in CommandRegistry.commands {
+            let found = try #require(CommandRegistry.command(named: listed.name), "\(listed.name) is not found")
+            #expect(found.name == listed.name)
+            #expect(found.group == listed.group)
+            #expect(found.usageLine == listed.usageLine)
+            #expect(found.summary == listed.summary)
+            #expect(found.details == listed.details)
+            #expect(found.positionalNames == listed.positionalNames)
+            #expect(found.options.map(\.helpSpelling) == listed.options.map(\.helpSpelling))
+            #expect(found.options.map(\.help) == listed.options.map(\.help))
+        }
+        for name in ["", "find", "find-generic", "find-generic-password ", "dump-keychain2", "Find-generic-password"] {
+            #expect(CommandRegistry.command(named: name) == nil, "'\(name)' found a command")
+        }
+    }
+
+    /// The environment the tool reads at start-up is the one Foundation gives.
+    @Test func theProcessEnvironmentIsFoundations() {
+        #expect(KeysmithCommandLine.processEnvironment() == ProcessInfo.processInfo.environment)
+    }
+
+    /// `find-generic-password -w` asks for the data alone: the same bytes and the same errors
+    /// as before, a missing item exiting 44.
+    @Test func findWithWPrintsExactlyTheSecret() throws {
+        let home = TemporaryHome()
+        for (account, secret) in [("plain", "s3cret"), ("spaces", " two  words \t"), ("unicode", "ключ ✓")] {
+            let added = try keysmith(
+                ["add-generic-password", "-s", "svc", "-a", account, "--stdin"], home: home, standardInput: secret + "\n")
+            #expect(added.status == 0, "\(added)")
+            let found = try keysmith(["find-generic-password", "-s", "svc", "-a", account, "-w"], home: home)
+            #expect(found.status == 0, "\(found)")
+            #expect(found.stdout == secret + "\n", "\(found)")
+            #expect(found.stderr.isEmpty, "\(found)")
+            let quiet = try keysmith(["--quiet", "find-generic-password", "-s", "svc", "-a", account, "-w"], home: home)
+            #expect(quiet.stdout == secret + "\n", "\(quiet)")
+            let shown = try keysmith(["find-generic-password", "-s", "svc", "-a", account, "-g"], home: home)
+            #expect(shown.status == 0, "\(shown)")
+            #expect(shown.stdout.contains("\"acct\"<blob>=\"\(account)\""), "\(shown)")
+        }
+        let missing = try keysmith(["find-generic-password", "-s", "svc", "-a", "nobody", "-w"], home: home)
+        #expect(missing.status == 44, "\(missing)")
+        #expect(missing.stdout.isEmpty)
+        #expect(missing.stderr.contains("no generic password with service \"svc\" and account \"nobody\""), "\(missing)")
+        let wrongGroup = try keysmith(
+            ["--access-group", "other.group", "find-generic-password", "-s", "svc", "-a", "plain", "-w"], home: home)
+        #expect(wrongGroup.status == 44, "\(wrongGroup)")
+        #expect(wrongGroup.stdout.isEmpty)
+    }
+}

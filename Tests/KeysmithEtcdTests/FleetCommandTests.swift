@@ -1,5 +1,6 @@
 import Foundation
 import KeysmithCLI
+import KeysmithFleetCLI
 import Testing
 
 /// A sink that collects text and lets a test wait for a line.
@@ -51,7 +52,7 @@ func keysmith(
         readAllStandardInput: { input.map { Data($0.utf8) } }, standardInputIsTerminal: { false })
     let status = KeysmithCommandLine.run(
         ["keysmith", "--keychain", home.path] + arguments, environment: ["KEYSMITH_HOME": home.path], output: output,
-        secretInput: secretInput)
+        secretInput: secretInput, fleet: .linked(FleetCommandImplementation()))
     return FleetRun(status: status, stdout: stdout.text, stderr: stderr.text)
 }
 

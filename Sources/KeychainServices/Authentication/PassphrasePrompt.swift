@@ -36,8 +36,20 @@ struct PassphrasePrompt: Sendable {
     /// - Parameters:
     ///   - environment: Where `KEYSMITH_ASKPASS` is read (an empty value counts as unset).
     ///   - terminalPath: The terminal to prompt on.
-    init(environment: [String: String] = ProcessInfo.processInfo.environment, terminalPath: String = "/dev/tty") {
-        let askpass = environment["KEYSMITH_ASKPASS"] ?? ""
+    init(environment: [String: String], terminalPath: String = "/dev/tty") {
+        self.init(askpass: environment["KEYSMITH_ASKPASS"], terminalPath: terminalPath)
+    }
+
+    /// Creates a prompt with `KEYSMITH_ASKPASS` from this process's environment (read alone:
+    /// every process that opens a keychain makes one, and converting the whole environment
+    /// costs far more than reading one variable).
+    /// - Parameter terminalPath: The terminal to prompt on.
+    init(terminalPath: String = "/dev/tty") {
+        self.init(askpass: getenv("KEYSMITH_ASKPASS").map { String(cString: $0) }, terminalPath: terminalPath)
+    }
+
+    private init(askpass: String?, terminalPath: String) {
+        let askpass = askpass ?? ""
         self.askpassProgram = askpass.isEmpty ? nil : askpass
         self.terminalPath = terminalPath
     }
