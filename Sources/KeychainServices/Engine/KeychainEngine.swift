@@ -42,6 +42,9 @@ final class KeychainEngine: @unchecked Sendable {
         var searchStatements: [QueryShape: Statement] = [:]
         /// Keyed hashes of access group names, by the name's bytes.
         var groupHashes: [Data: Data] = [:]
+        /// Set when a search ran its statement on this connection (so the read
+        /// transaction the connection last started is that search's).
+        var searched = false
 
         init(_ storage: KeychainDatabase) { self.storage = storage }
     }
@@ -320,11 +323,22 @@ final class KeychainEngine: @unchecked Sendable {
         let readable = groups.readsEverything ? nil : groups.all
         let wanted: Int? = { if case .many(let n) = query.limit { return n } else { return 1 } }()
         if wanted == 0 { throw KeychainFailure.notFound }
-        // Reads run on a pooled read connection when the database is in the state the
-        // rollback anchor vouches for; anything else is judged on the writer, under the lock.
+        // Reads run on a pooled read connection; what they found is used when the database
+        // they read was in the state the rollback anchor vouches for (checked right after
+        // the search, against the snapshot the search read); anything else is judged on the
+        // writer, under the lock, before anything is read there.
         let pooled: [ItemRecord]?? = try reading { reader in
-            guard try reader.storage.stateMatchesAnchor() else { return nil }
-            return .some(try collectMatches(of: query, groups: readable, wanted: wanted, on: reader))
+            reader.searched = false
+            let found: Result<[ItemRecord], any Error>
+            do {
+                found = .success(try collectMatches(of: query, groups: readable, wanted: wanted, on: reader))
+            } catch {
+                found = .failure(error)
+            }
+            let searched: Bool
+            if case .success = found { searched = reader.searched } else { searched = false }
+            guard try reader.storage.stateMatchesAnchor(afterReading: searched) else { return nil }
+            return .some(try found.get())
         }
         let matches: [ItemRecord]
         if let pooled = pooled ?? nil {
@@ -625,6 +639,7 @@ final class KeychainEngine: @unchecked Sendable {
             index += 1
         }
         defer { statement.reset() }
+        connection.searched = true
         while try statement.step() {
             let record: ItemRecord
             do {
