@@ -298,6 +298,11 @@ final class KeyHierarchy: @unchecked Sendable {
     /// - Throws: ``ForeignItem`` for a ThisDeviceOnly row of another machine.
     /// - Returns: `nil` when the label is not valid (a damaged row).
     func protection(forLabel label: String) throws -> ProtectionClass? {
+        // Most labels are an accessibility alone (no accessibility's name holds "@"): no
+        // machine tag to split off. A ThisDeviceOnly accessibility always has one.
+        if let protection = ProtectionClass(rawValue: label) {
+            return protection.isThisDeviceOnly ? nil : protection
+        }
         let parts = label.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)
         guard let protection = ProtectionClass(rawValue: String(parts[0])) else { return nil }
         if protection.isThisDeviceOnly {
