@@ -20,7 +20,8 @@ struct ReadPathTests {
 
     @Test func labelsReadAsTheGeneralReadingReadsThem() throws {
         let keys = try KeyHierarchy(deviceKey: SecretKey.random())
-        var labels = ["", "@", "x", "zz", "AK", "ak ", " ak", "a", "akp", "akpuu", "f@", "@ak"]
+        var labels = ["", "@", "x", "zz", "AK", "ak ", " ak", "a", "akp", "akpuu", "f@", "@ak", "\0ak", "ak\0",
+                      "akpuakpuakpu", "\u{212A}", "a\u{0301}k", "dk\u{0301}"]
         for protection in ProtectionClass.allCases {
             let name = protection.rawValue
             labels += [name, name + "@", name + "@" + keys.machineTag, name + "@0000000000000000",

@@ -298,20 +298,37 @@ final class KeyHierarchy: @unchecked Sendable {
     /// - Throws: ``ForeignItem`` for a ThisDeviceOnly row of another machine.
     /// - Returns: `nil` when the label is not valid (a damaged row).
     func protection(forLabel label: String) throws -> ProtectionClass? {
-        // Most labels are an accessibility alone (no accessibility's name holds "@"): no
-        // machine tag to split off. A ThisDeviceOnly accessibility always has one.
-        if let protection = ProtectionClass(rawValue: label) {
+        // Read from the label's UTF-8 bytes in place (it is read for every row a search
+        // opens): the accessibility's name up to the first "@", then the machine tag.
+        let bytes = label.utf8
+        guard let at = bytes.firstIndex(of: UInt8(ascii: "@")) else {
+            guard let protection = Self.protection(named: bytes) else { return nil }
             return protection.isThisDeviceOnly ? nil : protection
         }
-        let parts = label.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let protection = ProtectionClass(rawValue: String(parts[0])) else { return nil }
-        if protection.isThisDeviceOnly {
-            guard parts.count == 2 else { return nil }
-            if parts[1] != machineTag { throw ForeignItem() }
-        } else if parts.count != 1 {
-            return nil
-        }
+        guard let protection = Self.protection(named: bytes[..<at]), protection.isThisDeviceOnly else { return nil }
+        if label[label.index(after: at)...] != machineTag { throw ForeignItem() }
         return protection
+    }
+
+    /// Every accessibility's name as its UTF-8 bytes packed into an integer, with its length.
+    private static let accessibilityNames: [(length: Int, packed: UInt64, protection: ProtectionClass)] =
+        ProtectionClass.allCases.map { protection in
+            let name = protection.rawValue.utf8
+            precondition(name.count <= 8, "an accessibility's name is packed into 8 bytes")
+            return (name.count, name.reduce(0) { $0 << 8 | UInt64($1) }, protection)
+        }
+
+    /// The accessibility named exactly by `bytes`, or `nil`.
+    private static func protection<Bytes: Collection<UInt8>>(named bytes: Bytes) -> ProtectionClass? {
+        var length = 0
+        var packed: UInt64 = 0
+        for byte in bytes {
+            length += 1
+            if length > 8 { return nil }
+            packed = packed << 8 | UInt64(byte)
+        }
+        for name in accessibilityNames where name.length == length && name.packed == packed { return name.protection }
+        return nil
     }
 
     /// Whether a label names a ThisDeviceOnly row of another machine.
