@@ -45,6 +45,9 @@ final class KeychainEngine: @unchecked Sendable {
         /// Set when a search ran its statement on this connection (so the read
         /// transaction the connection last started is that search's).
         var searched = false
+        /// The data version of the read transaction in which this (read) connection last
+        /// had the key hierarchy re-read its protection records (``KeyHierarchy/refreshRecords()``).
+        var keysRefreshedAt: UInt32?
 
         init(_ storage: KeychainDatabase) { self.storage = storage }
     }
@@ -640,10 +643,23 @@ final class KeychainEngine: @unchecked Sendable {
         }
         defer { statement.reset() }
         connection.searched = true
+        var recordsCurrent = false
         while try statement.step() {
+            if !recordsCurrent && connection !== writer {
+                // On a read connection, the protection records are read again only when a
+                // commit came since they last were (the data version of the transaction
+                // this search runs in, fixed from its first step, says so).
+                let version = connection.storage.dataVersion
+                if version == nil || version != connection.keysRefreshedAt {
+                    connection.keysRefreshedAt = nil
+                    try keys.refreshRecords()
+                    connection.keysRefreshedAt = version
+                }
+                recordsCurrent = true
+            }
             let record: ItemRecord
             do {
-                record = try openCurrentRow(of: statement)
+                record = try openCurrentRow(of: statement, recordsCurrent: recordsCurrent)
             } catch is KeyHierarchy.ForeignItem {
                 continue
             } catch let failure as KeychainFailure where failure.status == errSecDecode {
@@ -743,13 +759,13 @@ final class KeychainEngine: @unchecked Sendable {
 
     /// Decrypts the row the statement is on (columns as in ``KeychainDatabase/rowColumns``),
     /// reading the ciphertext in place.
-    private func openCurrentRow(of statement: Statement) throws -> ItemRecord {
+    private func openCurrentRow(of statement: Statement, recordsCurrent: Bool) throws -> ItemRecord {
         guard let className = statement.string(at: 1), let itemClass = ItemClass(rawValue: className),
             let protectionName = statement.string(at: 5), let protection = try keys.protection(forLabel: protectionName)
         else {
             throw damaged()
         }
-        let key = try keys.itemKey(for: protection)
+        let key = try keys.itemKey(for: protection, recordsCurrent: recordsCurrent)
         let reference = statement.data(at: 6)
         let storedPrimaryKey = statement.data(at: 2)
         let associated = associatedData(

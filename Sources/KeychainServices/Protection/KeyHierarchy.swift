@@ -193,10 +193,13 @@ final class KeyHierarchy: @unchecked Sendable {
     /// - Throws: errSecInteractionNotAllowed when that class is not available now (locked,
     ///   or before the first unlock); errSecNotAvailable for WhenPasscodeSetThisDeviceOnly
     ///   on a keychain without a passphrase.
-    func itemKey(for protection: ProtectionClass) throws -> SecretKey {
+    /// - Parameter recordsCurrent: the caller knows that no commit reached the database
+    ///   since it last called ``refreshRecords()`` (see there); the records are then not
+    ///   read again.
+    func itemKey(for protection: ProtectionClass, recordsCurrent: Bool = false) throws -> SecretKey {
         lock.lock()
         defer { lock.unlock() }
-        try refresh()
+        if !recordsCurrent { try refresh() }
         if protection == .whenPasscodeSetThisDeviceOnly && records.passphrase == nil {
             throw Self.noPasscode
         }
@@ -205,6 +208,17 @@ final class KeyHierarchy: @unchecked Sendable {
         let key = derivedItemKey(protection, classKey: classKey)
         itemKeys[protection] = (ObjectIdentifier(classKey), key)
         return key
+    }
+
+    /// Re-reads the protection records when another connection changed the database (one
+    /// `PRAGMA data_version` on this hierarchy's connection). A read connection calls it
+    /// once, then asks ``itemKey(for:recordsCurrent:)`` with `recordsCurrent` for as long
+    /// as its own data version says no commit came since: the records read here are then
+    /// at least as new as any state that connection reads.
+    func refreshRecords() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try refresh()
     }
 
     private func derivedItemKey(_ protection: ProtectionClass, classKey: SecretKey) -> SecretKey {

@@ -293,7 +293,7 @@ final class KeychainDatabase {
     /// its previous transaction saw (a commit of any connection, in any process, or the
     /// file changed under SQLite's locks), and stays the same otherwise. `nil` when SQLite
     /// does not say.
-    private var dataVersion: UInt32? {
+    var dataVersion: UInt32? {
         var version: UInt32 = 0
         let code = withUnsafeMutablePointer(to: &version) {
             sqlite3_file_control(database.handle, "main", SQLITE_FCNTL_DATA_VERSION, $0)
