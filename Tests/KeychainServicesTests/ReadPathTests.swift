@@ -38,3 +38,39 @@ struct ReadPathTests {
         }
     }
 }
+
+/// A search statement is reused by the next search of the same shape on its connection,
+/// whatever the last one did: stopped at its first match, found nothing, or ran through.
+struct SearchStatementReuseTests {
+    @Test func reusedStatementsAnswerEachSearchOnItsOwn() throws {
+        try TemporaryKeychain.with { _ in
+            for account in ["a", "b", "c"] {
+                let item = genp("com.example.reuse", account).with(kSecValueData, Data(account.utf8))
+                #expect(SecItemAdd(item as CFDictionary, nil) == errSecSuccess)
+            }
+            func data(_ account: String) -> Data? {
+                var result: CFTypeRef?
+                let query = genp("com.example.reuse", account).with(kSecReturnData, true)
+                return SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess ? result as? Data : nil
+            }
+            func count(_ limit: Any) -> Int {
+                var result: CFTypeRef?
+                let query: [String: Any] = [
+                    kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "com.example.reuse",
+                    kSecReturnAttributes as String: true, kSecMatchLimit as String: limit,
+                ]
+                guard SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess else { return 0 }
+                return (result as? [Any])?.count ?? 1
+            }
+            for _ in 0..<3 {
+                #expect(count(kSecMatchLimitOne) == 1, "stops at the first of three matches")
+                #expect(count(kSecMatchLimitAll) == 3)
+                #expect(count(kSecMatchLimitOne) == 1)
+                #expect(data("b") == Data("b".utf8))
+                #expect(data("missing") == nil)
+                #expect(data("c") == Data("c".utf8))
+                #expect(data("a") == Data("a".utf8))
+            }
+        }
+    }
+}
