@@ -221,6 +221,29 @@ import CSQLite
         }
     }
 
+    /// A passphrase set by another process (an engine of its own on the same keychain)
+    /// reaches the read connections of a process that read class A items before it: they
+    /// read the new protection records, so a lock then refuses those items at once.
+    @Test func passphraseSetByAnotherProcessReachesReadConnectionsThatReadBefore() throws {
+        try TemporaryKeychain.with { keychain in
+            defer { try? KeychainEnvironment.lock(evictingFirstUnlock: true) }
+            #expect(SecItemAdd(item("ak", "x", "v") as CFDictionary, nil) == errSecSuccess)
+            for _ in 0..<3 { #expect(read(item("ak", "x")) == (errSecSuccess, "v")) }
+            let other = try KeychainEngine(directory: keychain.directory)
+            try other.keys.setPassphrase("pw", old: nil, timeout: nil, transaction: other.writeTransaction)
+            #expect(read(item("ak", "x")) == (errSecSuccess, "v"))
+            other.keys.lock(evictingFirstUnlock: false)
+            #expect(read(item("ak", "x")).0 == errSecInteractionNotAllowed)
+            #expect(read(item("ak", "x")).0 == errSecInteractionNotAllowed)
+            try other.keys.unlock(passphrase: "pw", timeout: nil)
+            #expect(read(item("ak", "x")) == (errSecSuccess, "v"))
+            // Removed again by the other process: readable without the keyring's secret.
+            try other.keys.setPassphrase(nil, old: "pw", timeout: nil, transaction: other.writeTransaction)
+            other.keys.lock(evictingFirstUnlock: true)
+            #expect(read(item("ak", "x")) == (errSecSuccess, "v"))
+        }
+    }
+
     /// The items' stored rows (id, label, nonce, ciphertext), to compare before and after.
     func rows(_ keychain: TemporaryKeychain) throws -> [String] {
         var handle: OpaquePointer?

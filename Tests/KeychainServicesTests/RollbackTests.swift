@@ -231,4 +231,263 @@ struct RollbackTests {
             quit(keychain)
         }
     }
+
+    // MARK: Changes while a process has the keychain open (its read connections keep the
+    // anchor file open and remember the state they last checked)
+
+    private func anchorBytes(_ keychain: TemporaryKeychain) throws -> Data {
+        try Data(contentsOf: URL(fileURLWithPath: path(keychain, "keychain.anchor")))
+    }
+
+    /// Writes `bytes` over the anchor file in place (same inode, same size) and gives it
+    /// back the modification time it had, as a careful attacker would.
+    private func writeInPlace(_ bytes: Data, anchorOf keychain: TemporaryKeychain) {
+        let anchor = path(keychain, "keychain.anchor")
+        var before = stat()
+        #expect(stat(anchor, &before) == 0)
+        let fd = open(anchor, O_WRONLY)
+        #expect(fd >= 0)
+        #expect(bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } == bytes.count)
+        var times = [before.st_atim, before.st_mtim]
+        #expect(futimens(fd, &times) == 0)
+        close(fd)
+    }
+
+    /// Copies the database as it is now (a consistent snapshot, through SQLite) to `target`.
+    private func saveDatabase(_ keychain: TemporaryKeychain, to target: String) {
+        copyDatabase(from: path(keychain, "keychain.db"), to: target)
+    }
+
+    /// Writes `source` into the keychain's open database file with SQLite's backup API
+    /// (so open connections see the change, as with any write through SQLite).
+    private func restoreDatabase(_ keychain: TemporaryKeychain, from source: String) {
+        copyDatabase(from: source, to: path(keychain, "keychain.db"))
+    }
+
+    private func copyDatabase(from sourcePath: String, to targetPath: String) {
+        var source: OpaquePointer?
+        var target: OpaquePointer?
+        #expect(sqlite3_open(sourcePath, &source) == SQLITE_OK)
+        #expect(sqlite3_open(targetPath, &target) == SQLITE_OK)
+        sqlite3_busy_timeout(target, 5000)
+        let backup = sqlite3_backup_init(target, "main", source, "main")
+        #expect(sqlite3_backup_step(backup, -1) == SQLITE_DONE)
+        sqlite3_backup_finish(backup)
+        sqlite3_close(source)
+        sqlite3_close(target)
+    }
+
+    @Test func olderAnchorWrittenInPlaceWhileOpenIsRefusedAtTheNextRead() throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        keychain.run {
+            #expect(add("a", "version 1") == errSecSuccess)
+            #expect(read("a") == (errSecSuccess, Data("version 1".utf8)))
+        }
+        let older = try anchorBytes(keychain)
+        keychain.run {
+            #expect(update("a", "version 2") == errSecSuccess)
+            #expect(read("a") == (errSecSuccess, Data("version 2".utf8)))
+            #expect(read("a") == (errSecSuccess, Data("version 2".utf8)))
+        }
+        // Same inode, same size, same modification time: only the bytes differ.
+        writeInPlace(older, anchorOf: keychain)
+        expectRollbackRefused(keychain, "a", "an older anchor written into the open anchor file")
+    }
+
+    @Test func olderAnchorRenamedIntoPlaceWhileOpenIsRefusedAtTheNextRead() throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        keychain.run { #expect(add("a", "version 1") == errSecSuccess) }
+        let older = try anchorBytes(keychain)
+        keychain.run {
+            #expect(update("a", "version 2") == errSecSuccess)
+            #expect(read("a") == (errSecSuccess, Data("version 2".utf8)))
+        }
+        let copy = path(keychain, "anchor.copy")
+        #expect(FileManager.default.createFile(atPath: copy, contents: older, attributes: [.posixPermissions: 0o600]))
+        #expect(rename(copy, path(keychain, "keychain.anchor")) == 0)
+        expectRollbackRefused(keychain, "a", "an older anchor renamed over the anchor file")
+    }
+
+    @Test func anchorRemovedWhileOpenIsRefusedAtTheNextRead() throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        keychain.run {
+            #expect(add("a", "1") == errSecSuccess)
+            #expect(read("a") == (errSecSuccess, Data("1".utf8)))
+        }
+        unlink(path(keychain, "keychain.anchor"))
+        expectRollbackRefused(keychain, "a", "the anchor removed while open")
+    }
+
+    @Test func anchorMadeReadableByOthersWhileOpenIsRefusedAtTheNextRead() throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        keychain.run {
+            #expect(add("a", "1") == errSecSuccess)
+            #expect(read("a") == (errSecSuccess, Data("1".utf8)))
+        }
+        chmod(path(keychain, "keychain.anchor"), 0o644)
+        keychain.run {
+            #expect(read("a").0 != errSecSuccess)
+            #expect(KeychainDiagnostics.lastFailureDescription?.contains("anchor file") == true)
+        }
+        chmod(path(keychain, "keychain.anchor"), 0o600)
+        keychain.run { #expect(read("a") == (errSecSuccess, Data("1".utf8))) }
+    }
+
+    /// The database written back after another process wrote (the anchor moved on), with
+    /// no read of this process in between: its read connections last saw the older state
+    /// accepted, and must not accept it again.
+    @Test func databaseWrittenBackAfterAnotherProcessWroteIsRefusedAtTheNextRead() throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        keychain.run {
+            #expect(add("a", "version 1") == errSecSuccess)
+            #expect(read("a") == (errSecSuccess, Data("version 1".utf8)))
+        }
+        let saved = path(keychain, "saved.db")
+        saveDatabase(keychain, to: saved)
+        // Another process: an engine of its own (its own connections and anchor), writing.
+        let other = try KeychainEngine(directory: keychain.directory)
+        try other.writeTransaction { _ in }
+        restoreDatabase(keychain, from: saved)
+        expectRollbackRefused(keychain, "a", "the database written back after another process's write")
+    }
+
+    /// The same, with the anchor also written back in place to the bytes this process's
+    /// read connections authenticated (the anchor the older database matches): the pair
+    /// is accepted, as an older pair put back together always is.
+    @Test func olderDatabaseAndAnchorPutBackTogetherWhileOpenAreAccepted() throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        keychain.run {
+            #expect(add("a", "version 1") == errSecSuccess)
+            #expect(read("a") == (errSecSuccess, Data("version 1".utf8)))
+        }
+        let saved = path(keychain, "saved.db")
+        saveDatabase(keychain, to: saved)
+        let older = try anchorBytes(keychain)
+        keychain.run {
+            #expect(update("a", "version 2") == errSecSuccess)
+            #expect(read("a") == (errSecSuccess, Data("version 2".utf8)))
+        }
+        restoreDatabase(keychain, from: saved)
+        writeInPlace(older, anchorOf: keychain)
+        keychain.run { #expect(read("a") == (errSecSuccess, Data("version 1".utf8))) }
+    }
+
+    /// Reads after writes of another process see each new state, and never trip the check.
+    @Test func readsFollowWritesOfAnotherProcess() throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        keychain.run { #expect(add("a", "1") == errSecSuccess) }
+        let other = try KeychainEngine(directory: keychain.directory)
+        for round in 0..<5 {
+            keychain.run { #expect(read("a") == (errSecSuccess, Data("1".utf8)), "round \(round)") }
+            try other.writeTransaction { _ in }
+            keychain.run { #expect(read("a") == (errSecSuccess, Data("1".utf8)), "round \(round), after a write") }
+        }
+    }
+}
+
+/// The anchor file as a read connection keeps it between reads (``RollbackAnchor/Snapshot``):
+/// any change to the file, or to what its path names, is seen.
+struct RollbackAnchorSnapshotTests {
+    private func anchor(in directory: URL) throws -> RollbackAnchor {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return RollbackAnchor(directory: directory, key: SecretKey.random())
+    }
+
+    private func contents(_ generation: UInt64) -> RollbackAnchor.Contents {
+        RollbackAnchor.Contents(
+            keychainID: Data(repeating: 7, count: 16), committed: ItemSetState(generation: generation, digest: .zero),
+            pending: nil)
+    }
+
+    private func withAnchor(_ body: (RollbackAnchor, URL) throws -> Void) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("anchor-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let anchor = try anchor(in: directory)
+        try anchor.write(contents(1), durable: false)
+        try body(anchor, directory)
+    }
+
+    @Test func unchangedFileIsRecognized() throws {
+        try withAnchor { anchor, _ in
+            let snapshot = try #require(try anchor.snapshot())
+            #expect(snapshot.contents == contents(1))
+            #expect(anchor.isUnchanged(snapshot))
+            #expect(anchor.isUnchanged(snapshot))
+        }
+    }
+
+    /// The case timestamps cannot see (two writes within one tick of the file system's
+    /// clock, or times set back): the bytes read through the open file differ.
+    @Test func rewriteInPlaceIsSeenWhateverTheTimestamps() throws {
+        try withAnchor { anchor, _ in
+            let snapshot = try #require(try anchor.snapshot())
+            try anchor.write(contents(2), durable: false)
+            #expect(!anchor.fileHoldsAuthenticatedBytes(of: snapshot))
+            #expect(!anchor.isUnchanged(snapshot))
+            // Written back to the very bytes that were authenticated: the same again.
+            try anchor.write(contents(1), durable: false)
+            #expect(anchor.fileHoldsAuthenticatedBytes(of: snapshot))
+            // Longer than an anchor: changed.
+            let fd = open(anchor.path, O_WRONLY | O_APPEND)
+            #expect(write(fd, "x", 1) == 1)
+            close(fd)
+            #expect(!anchor.fileHoldsAuthenticatedBytes(of: snapshot))
+        }
+    }
+
+    /// A file with the very same bytes under the anchor's name is another file: read afresh.
+    @Test func sameBytesInAnotherFileAreNotTheSameFile() throws {
+        try withAnchor { anchor, directory in
+            let snapshot = try #require(try anchor.snapshot())
+            let bytes = try Data(contentsOf: anchor.url)
+            let copy = directory.appendingPathComponent("copy").path
+            #expect(FileManager.default.createFile(atPath: copy, contents: bytes, attributes: [.posixPermissions: 0o600]))
+            #expect(rename(copy, anchor.path) == 0)
+            #expect(anchor.fileHoldsAuthenticatedBytes(of: snapshot), "the old file is unchanged")
+            #expect(!anchor.pathNamesFile(of: snapshot))
+            #expect(!anchor.isUnchanged(snapshot))
+            let fresh = try #require(try anchor.snapshot())
+            #expect(anchor.isUnchanged(fresh))
+        }
+    }
+
+    @Test func removedLinkedOrOpenedUpFileIsNotTheSameFile() throws {
+        try withAnchor { anchor, directory in
+            let snapshot = try #require(try anchor.snapshot())
+            chmod(anchor.path, 0o640)
+            #expect(!anchor.isUnchanged(snapshot), "readable by the group")
+            chmod(anchor.path, 0o600)
+            let aside = directory.appendingPathComponent("aside").path
+            #expect(rename(anchor.path, aside) == 0)
+            #expect(!anchor.isUnchanged(snapshot), "removed")
+            #expect(try anchor.snapshot() == nil)
+            #expect(symlink(aside, anchor.path) == 0)
+            #expect(!anchor.isUnchanged(snapshot), "a symbolic link to the same file")
+            #expect(throws: KeychainFailure.self) { try anchor.snapshot() }
+        }
+    }
+
+    /// Reading afresh and the kept snapshot say the same, also for a damaged file.
+    @Test func snapshotReadsWhatReadReads() throws {
+        try withAnchor { anchor, _ in
+            #expect(try anchor.snapshot()?.contents == anchor.read())
+            var bytes = try Data(contentsOf: anchor.url)
+            bytes[40] ^= 1
+            let fd = open(anchor.path, O_WRONLY)
+            #expect(bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } == bytes.count)
+            close(fd)
+            #expect(throws: KeychainFailure.self) { try anchor.read() }
+            #expect(throws: KeychainFailure.self) { try anchor.snapshot() }
+            #expect(truncate(anchor.path, 10) == 0)
+            #expect(throws: KeychainFailure.self) { try anchor.read() }
+            #expect(throws: KeychainFailure.self) { try anchor.snapshot() }
+        }
+    }
 }

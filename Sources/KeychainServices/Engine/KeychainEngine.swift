@@ -42,6 +42,12 @@ final class KeychainEngine: @unchecked Sendable {
         var searchStatements: [QueryShape: Statement] = [:]
         /// Keyed hashes of access group names, by the name's bytes.
         var groupHashes: [Data: Data] = [:]
+        /// Set when a search ran its statement on this connection (so the read
+        /// transaction the connection last started is that search's).
+        var searched = false
+        /// The data version of the read transaction in which this (read) connection last
+        /// had the key hierarchy re-read its protection records (``KeyHierarchy/refreshRecords()``).
+        var keysRefreshedAt: UInt32?
 
         init(_ storage: KeychainDatabase) { self.storage = storage }
     }
@@ -320,11 +326,22 @@ final class KeychainEngine: @unchecked Sendable {
         let readable = groups.readsEverything ? nil : groups.all
         let wanted: Int? = { if case .many(let n) = query.limit { return n } else { return 1 } }()
         if wanted == 0 { throw KeychainFailure.notFound }
-        // Reads run on a pooled read connection when the database is in the state the
-        // rollback anchor vouches for; anything else is judged on the writer, under the lock.
+        // Reads run on a pooled read connection; what they found is used when the database
+        // they read was in the state the rollback anchor vouches for (checked right after
+        // the search, against the snapshot the search read); anything else is judged on the
+        // writer, under the lock, before anything is read there.
         let pooled: [ItemRecord]?? = try reading { reader in
-            guard try reader.storage.stateMatchesAnchor() else { return nil }
-            return .some(try collectMatches(of: query, groups: readable, wanted: wanted, on: reader))
+            reader.searched = false
+            let found: Result<[ItemRecord], any Error>
+            do {
+                found = .success(try collectMatches(of: query, groups: readable, wanted: wanted, on: reader))
+            } catch {
+                found = .failure(error)
+            }
+            let searched: Bool
+            if case .success = found { searched = reader.searched } else { searched = false }
+            guard try reader.storage.stateMatchesAnchor(afterReading: searched) else { return nil }
+            return .some(try found.get())
         }
         let matches: [ItemRecord]
         if let pooled = pooled ?? nil {
@@ -625,10 +642,24 @@ final class KeychainEngine: @unchecked Sendable {
             index += 1
         }
         defer { statement.reset() }
+        connection.searched = true
+        var recordsCurrent = false
         while try statement.step() {
+            if !recordsCurrent && connection !== writer {
+                // On a read connection, the protection records are read again only when a
+                // commit came since they last were (the data version of the transaction
+                // this search runs in, fixed from its first step, says so).
+                let version = connection.storage.dataVersion
+                if version == nil || version != connection.keysRefreshedAt {
+                    connection.keysRefreshedAt = nil
+                    try keys.refreshRecords()
+                    connection.keysRefreshedAt = version
+                }
+                recordsCurrent = true
+            }
             let record: ItemRecord
             do {
-                record = try openCurrentRow(of: statement)
+                record = try openCurrentRow(of: statement, recordsCurrent: recordsCurrent)
             } catch is KeyHierarchy.ForeignItem {
                 continue
             } catch let failure as KeychainFailure where failure.status == errSecDecode {
@@ -728,13 +759,13 @@ final class KeychainEngine: @unchecked Sendable {
 
     /// Decrypts the row the statement is on (columns as in ``KeychainDatabase/rowColumns``),
     /// reading the ciphertext in place.
-    private func openCurrentRow(of statement: Statement) throws -> ItemRecord {
+    private func openCurrentRow(of statement: Statement, recordsCurrent: Bool) throws -> ItemRecord {
         guard let className = statement.string(at: 1), let itemClass = ItemClass(rawValue: className),
             let protectionName = statement.string(at: 5), let protection = try keys.protection(forLabel: protectionName)
         else {
             throw damaged()
         }
-        let key = try keys.itemKey(for: protection)
+        let key = try keys.itemKey(for: protection, recordsCurrent: recordsCurrent)
         let reference = statement.data(at: 6)
         let storedPrimaryKey = statement.data(at: 2)
         let associated = associatedData(

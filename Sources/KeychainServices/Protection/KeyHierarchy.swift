@@ -193,10 +193,13 @@ final class KeyHierarchy: @unchecked Sendable {
     /// - Throws: errSecInteractionNotAllowed when that class is not available now (locked,
     ///   or before the first unlock); errSecNotAvailable for WhenPasscodeSetThisDeviceOnly
     ///   on a keychain without a passphrase.
-    func itemKey(for protection: ProtectionClass) throws -> SecretKey {
+    /// - Parameter recordsCurrent: the caller knows that no commit reached the database
+    ///   since it last called ``refreshRecords()`` (see there); the records are then not
+    ///   read again.
+    func itemKey(for protection: ProtectionClass, recordsCurrent: Bool = false) throws -> SecretKey {
         lock.lock()
         defer { lock.unlock() }
-        try refresh()
+        if !recordsCurrent { try refresh() }
         if protection == .whenPasscodeSetThisDeviceOnly && records.passphrase == nil {
             throw Self.noPasscode
         }
@@ -205,6 +208,17 @@ final class KeyHierarchy: @unchecked Sendable {
         let key = derivedItemKey(protection, classKey: classKey)
         itemKeys[protection] = (ObjectIdentifier(classKey), key)
         return key
+    }
+
+    /// Re-reads the protection records when another connection changed the database (one
+    /// `PRAGMA data_version` on this hierarchy's connection). A read connection calls it
+    /// once, then asks ``itemKey(for:recordsCurrent:)`` with `recordsCurrent` for as long
+    /// as its own data version says no commit came since: the records read here are then
+    /// at least as new as any state that connection reads.
+    func refreshRecords() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try refresh()
     }
 
     private func derivedItemKey(_ protection: ProtectionClass, classKey: SecretKey) -> SecretKey {
@@ -298,15 +312,37 @@ final class KeyHierarchy: @unchecked Sendable {
     /// - Throws: ``ForeignItem`` for a ThisDeviceOnly row of another machine.
     /// - Returns: `nil` when the label is not valid (a damaged row).
     func protection(forLabel label: String) throws -> ProtectionClass? {
-        let parts = label.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let protection = ProtectionClass(rawValue: String(parts[0])) else { return nil }
-        if protection.isThisDeviceOnly {
-            guard parts.count == 2 else { return nil }
-            if parts[1] != machineTag { throw ForeignItem() }
-        } else if parts.count != 1 {
-            return nil
+        // Read from the label's UTF-8 bytes in place (it is read for every row a search
+        // opens): the accessibility's name up to the first "@", then the machine tag.
+        let bytes = label.utf8
+        guard let at = bytes.firstIndex(of: UInt8(ascii: "@")) else {
+            guard let protection = Self.protection(named: bytes) else { return nil }
+            return protection.isThisDeviceOnly ? nil : protection
         }
+        guard let protection = Self.protection(named: bytes[..<at]), protection.isThisDeviceOnly else { return nil }
+        if label[label.index(after: at)...] != machineTag { throw ForeignItem() }
         return protection
+    }
+
+    /// Every accessibility's name as its UTF-8 bytes packed into an integer, with its length.
+    private static let accessibilityNames: [(length: Int, packed: UInt64, protection: ProtectionClass)] =
+        ProtectionClass.allCases.map { protection in
+            let name = protection.rawValue.utf8
+            precondition(name.count <= 8, "an accessibility's name is packed into 8 bytes")
+            return (name.count, name.reduce(0) { $0 << 8 | UInt64($1) }, protection)
+        }
+
+    /// The accessibility named exactly by `bytes`, or `nil`.
+    private static func protection<Bytes: Collection<UInt8>>(named bytes: Bytes) -> ProtectionClass? {
+        var length = 0
+        var packed: UInt64 = 0
+        for byte in bytes {
+            length += 1
+            if length > 8 { return nil }
+            packed = packed << 8 | UInt64(byte)
+        }
+        for name in accessibilityNames where name.length == length && name.packed == packed { return name.protection }
+        return nil
     }
 
     /// Whether a label names a ThisDeviceOnly row of another machine.

@@ -282,14 +282,58 @@ final class KeychainDatabase {
         }
     }
 
-    /// Before a read on a read connection: whether the database's generation is one the
-    /// anchor accepts (one indexed read and the anchor file). `false` means the state has to
-    /// be judged under the write lock (``checkBeforeRead()`` on the write connection): a
-    /// write half-way in another process, or a database rolled back.
-    func stateMatchesAnchor() throws -> Bool {
+    /// The anchor file as this connection last authenticated it (read connections only).
+    private var anchorSnapshot: RollbackAnchor.Snapshot?
+    /// The database state this connection last found the anchor to accept, and the data
+    /// version of the read transaction it was read in (read connections only).
+    private var verifiedState: (dataVersion: UInt32, state: ItemSetState)?
+
+    /// This connection's data version (`SQLITE_FCNTL_DATA_VERSION`): it changes whenever a
+    /// read transaction of this connection starts on a database that differs from the one
+    /// its previous transaction saw (a commit of any connection, in any process, or the
+    /// file changed under SQLite's locks), and stays the same otherwise. `nil` when SQLite
+    /// does not say.
+    var dataVersion: UInt32? {
+        var version: UInt32 = 0
+        let code = withUnsafeMutablePointer(to: &version) {
+            sqlite3_file_control(database.handle, "main", SQLITE_FCNTL_DATA_VERSION, $0)
+        }
+        return code == SQLITE_OK ? version : nil
+    }
+
+    /// After a read on a read connection: whether the database it read was in a state the
+    /// anchor accepts. `false` means the state has to be judged under the write lock
+    /// (``checkBeforeRead()`` on the write connection): a write half-way in another
+    /// process, or a database rolled back.
+    ///
+    /// - Parameter afterReading: the read's last statement ran on this connection just
+    ///   before (and nothing since): the state it saw is the one checked.
+    ///
+    /// The anchor file is checked on every call: the path must still name the file this
+    /// connection authenticated, with the same bytes (``RollbackAnchor/isUnchanged(_:)``),
+    /// or it is read and authenticated afresh. The database's state is read from `meta`
+    /// only when the database changed since this connection last read it: when the read
+    /// transaction that just ended has the data version of the one the state was read in,
+    /// no commit came in between, so the database is still in that state.
+    func stateMatchesAnchor(afterReading: Bool) throws -> Bool {
         guard let anchor else { return true }
-        guard let state = try storedState(), let contents = try? anchor.read() else { return false }
-        return contents.accepts(state) && contents.keychainID == keychainID
+        if anchorSnapshot.map(anchor.isUnchanged) != true {
+            anchorSnapshot = nil
+            // A failed read may be a write seen half-way: judged under the lock.
+            guard let fresh = try? anchor.snapshot() else { return false }
+            anchorSnapshot = fresh
+        }
+        guard let contents = anchorSnapshot?.contents, contents.keychainID == keychainID else { return false }
+        let version = dataVersion
+        if afterReading, let version, let verifiedState, verifiedState.dataVersion == version {
+            return contents.accepts(verifiedState.state)
+        }
+        verifiedState = nil
+        guard let state = try storedState(), contents.accepts(state) else { return false }
+        // The state read above must be the one the read saw: no commit in between.
+        guard let stateVersion = dataVersion, !afterReading || stateVersion == version else { return false }
+        verifiedState = (stateVersion, state)
+        return true
     }
 
     /// Judges the database's state against the anchor's contents; returns the state a

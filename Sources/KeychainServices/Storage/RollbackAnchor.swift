@@ -188,6 +188,17 @@ final class RollbackAnchor {
     ///   reader without the write lock may see a write half-way; callers judge such a
     ///   failure again under the lock.
     func read() throws -> Contents? {
+        guard let fd = try openPrivate() else { return nil }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: Self.fileLength + 1)
+        let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard count == Self.fileLength else { throw damaged() }
+        return try bytes.withUnsafeBytes { try contents(of: UnsafeRawBufferPointer(rebasing: $0[0..<Self.fileLength])) }
+    }
+
+    /// Opens the anchor file for reading (not following a link) and checks that it is a
+    /// private regular file of this user; `nil` when there is none.
+    private func openPrivate() throws -> Int32? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT { return nil }
@@ -195,12 +206,19 @@ final class RollbackAnchor {
                 errSecNotAvailable, "Cannot open the keychain's anchor file \(url.path): \(String(cString: strerror(errno))).",
                 recovery: "Check that the file belongs to this user and is not a symbolic link.")
         }
-        defer { close(fd) }
-        try KeychainFiles.requirePrivate(fd: fd, path: path, kind: "anchor file")
-        var bytes = [UInt8](repeating: 0, count: Self.fileLength + 1)
-        let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        guard count == Self.fileLength, Array(bytes[0..<8]) == Self.magic else { throw damaged() }
-        let body = Data(bytes[0..<Self.bodyLength])
+        do {
+            try KeychainFiles.requirePrivate(fd: fd, path: path, kind: "anchor file")
+        } catch {
+            close(fd)
+            throw error
+        }
+        return fd
+    }
+
+    /// Authenticates and parses the whole file's bytes (exactly ``fileLength``).
+    private func contents(of bytes: UnsafeRawBufferPointer) throws -> Contents {
+        guard bytes.count == Self.fileLength, bytes.prefix(8).elementsEqual(Self.magic) else { throw damaged() }
+        let body = Data(bytes.prefix(Self.bodyLength))
         let mac = Data(bytes[Self.bodyLength..<Self.fileLength])
         guard Sodium.constantTimeEqual(authenticator(body), mac) else { throw damaged() }
         var offset = 8
@@ -213,6 +231,115 @@ final class RollbackAnchor {
         let hasPending = take(1).first == 1
         let pendingState = ItemSetState(encoded: take(ItemSetState.encodedLength))
         return Contents(keychainID: keychainID, committed: committed, pending: hasPending ? pendingState : nil)
+    }
+
+    // MARK: The file, kept open by a reader
+
+    /// The anchor file as one read connection last authenticated it, kept open between
+    /// reads so that the next read can tell, without authenticating it again, that the
+    /// file at the anchor's path is still this one and still holds these bytes.
+    ///
+    /// Used by one thread at a time (the connection's).
+    final class Snapshot {
+        /// The file, open: while it is open its inode cannot be freed, so no other file on
+        /// its device can get its inode number.
+        fileprivate let fd: Int32
+        /// `fstat` of `fd` when it was read (device, inode, size, change and modification
+        /// times in nanoseconds).
+        fileprivate let identity: FileIdentity
+        /// The bytes that were authenticated (``fileLength``), and room for one more byte
+        /// (a longer file is a changed file) to read the file into when comparing.
+        fileprivate let authenticated: UnsafeMutableRawBufferPointer
+        fileprivate let scratch: UnsafeMutableRawBufferPointer
+        /// What those bytes say.
+        let contents: Contents
+
+        fileprivate init(fd: Int32, identity: FileIdentity, bytes: UnsafeMutableRawBufferPointer, contents: Contents) {
+            self.fd = fd
+            self.identity = identity
+            self.authenticated = bytes
+            self.scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: RollbackAnchor.fileLength + 1, alignment: 8)
+            self.contents = contents
+        }
+
+        deinit {
+            close(fd)
+            authenticated.deallocate()
+            scratch.deallocate()
+        }
+    }
+
+    /// Device, inode, size and the change and modification times (nanoseconds) of a file.
+    fileprivate struct FileIdentity: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var changed: (Int, Int)
+        var modified: (Int, Int)
+
+        init(_ info: stat) {
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            changed = (info.st_ctim.tv_sec, info.st_ctim.tv_nsec)
+            modified = (info.st_mtim.tv_sec, info.st_mtim.tv_nsec)
+        }
+
+        static func == (a: FileIdentity, b: FileIdentity) -> Bool {
+            a.device == b.device && a.inode == b.inode && a.size == b.size && a.changed == b.changed
+                && a.modified == b.modified
+        }
+    }
+
+    /// Opens, reads and authenticates the anchor file, and keeps it open (see
+    /// ``Snapshot``); `nil` when there is none.
+    /// - Throws: as ``read()``.
+    func snapshot() throws -> Snapshot? {
+        guard let fd = try openPrivate() else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            close(fd)
+            throw damaged()
+        }
+        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.fileLength + 1, alignment: 8)
+        let count = pread(fd, bytes.baseAddress, bytes.count, 0)
+        do {
+            guard count == Self.fileLength else { throw damaged() }
+            let contents = try contents(of: UnsafeRawBufferPointer(rebasing: bytes[0..<Self.fileLength]))
+            return Snapshot(fd: fd, identity: FileIdentity(info), bytes: bytes, contents: contents)
+        } catch {
+            close(fd)
+            bytes.deallocate()
+            throw error
+        }
+    }
+
+    /// Whether the anchor's path still names `snapshot`'s file, unchanged:
+    /// ``pathNamesFile(of:)`` and ``fileHoldsAuthenticatedBytes(of:)``. (Two system calls
+    /// and a comparison of 153 bytes, where reading it afresh takes four, a keyed hash and
+    /// the parsing.)
+    ///
+    /// `false` means "read it afresh" (``snapshot()``), not "damaged".
+    func isUnchanged(_ snapshot: Snapshot) -> Bool {
+        pathNamesFile(of: snapshot) && fileHoldsAuthenticatedBytes(of: snapshot)
+    }
+
+    /// Whether an `lstat` of the anchor's path finds `snapshot`'s file (same device and
+    /// inode, which no other file can have while the snapshot keeps it open; and the same
+    /// size, change and modification times), still a private regular file of this user.
+    func pathNamesFile(of snapshot: Snapshot) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && info.st_uid == geteuid()
+            && info.st_mode & 0o077 == 0 && FileIdentity(info) == snapshot.identity
+    }
+
+    /// Whether `snapshot`'s open file holds, now, exactly the bytes that were
+    /// authenticated (and nothing after them). Reading through the open file sees every
+    /// write made to it in place, whatever its timestamps say.
+    func fileHoldsAuthenticatedBytes(of snapshot: Snapshot) -> Bool {
+        let count = pread(snapshot.fd, snapshot.scratch.baseAddress, snapshot.scratch.count, 0)
+        guard count == Self.fileLength else { return false }
+        return memcmp(snapshot.scratch.baseAddress!, snapshot.authenticated.baseAddress!, Self.fileLength) == 0
     }
 
     /// Writes the anchor in place: one write of fewer than 512 bytes at the start of the
