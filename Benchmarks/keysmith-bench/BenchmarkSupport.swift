@@ -200,9 +200,8 @@ func progress(_ message: String) {
     FileHandle.standardError.write(Data("… \(message)\n".utf8))
 }
 
-/// docs/BENCHMARKS.md: how it was produced and on what, the table, how each figure is
-/// measured, and what limits each ratio (a fixed explanation, followed by this run's own
-/// figures where they were measured).
+/// The generated part of docs/BENCHMARKS.md: how it was produced and on what, the table and
+/// this run's own figures where they were measured, ending with ``handWrittenMarker``.
 /// - Parameters:
 ///   - keysmithReads: Keysmith's SecItemCopyMatching ns by item count.
 ///   - cLimitReads: The C baseline's read ns by item count.
@@ -260,185 +259,23 @@ func benchmarkDocument(
         ratio with the target. Figures taken on a busy machine are noisy; the ratios, measured side
         by side, much less so.
 
-        \(table)
+        \(table)\(measured)
 
-        ## How each figure is measured
-
-        - **Keysmith reads**: `SecItemCopyMatching` (generic password, return data, 200-byte
-          secret) on a fresh keychain of N items; "app-style" builds and bridges the Swift query
-          dictionary on every call. The comparisons with libsecret use the app-style figure,
-          because `secret_password_lookup_sync` also builds its attribute table on every call.
-          When libsecret was measured at an item count Keysmith was not, Keysmith's figure at the
-          next larger count is used, which can only favour libsecret.
-        - **C limit**: Benchmarks/CBaseline: per read one keyed BLAKE2b, one SQLite point query and
-          one XChaCha20-Poly1305 decryption; per durable write one encryption and one `UPDATE` in
-          its own transaction, WAL with `synchronous=FULL` (the keychain's own settings).
-        - **Typed layer**: `KeychainStore.data(for:)` and `string(for:)` on a store of 100 keys,
-          and `KeyRetriever.retrieve` with its cache cleared before every call from a
-          `KeychainKeySource` of 100 keys, each against `SecItemCopyMatching` (prebuilt query)
-          on the same keychain, interleaved round by round.
-        - **Read throughput, 2 against 1**: a keychain of 1,000 items; one reader does 40,000
-          reads, then two readers do 40,000 reads each at once, each on its own half of the
-          items; the ratio is the total reads per second of two against one (2.0x is perfect on
-          two cores). Threads of one process (each gets its own read connection), then
-          processes (keysmith-bench `--read-worker`), started together after a warm-up read.
-          Anything else running on the machine pulls this ratio down, whatever Keysmith does.
-        - **Class A against class D**: `SecItemCopyMatching` of a WhenUnlocked item against an
-          Always item of the same unlocked keychain, interleaved.
-        - **Keysmith durable writes**: `SecItemUpdate` of the secret of a random existing item.
-        - **libsecret file backend**: `SECRET_BACKEND=file`, `SECRET_FILE_TEST_PATH` in a private
-          temporary directory, no daemon; schema `org.keysmith.Bench` with attributes `service` and
-          `account`, 200-character secrets. A store through the API rebuilds and rewrites the whole
-          keyring (about 30 ms per store at 1,000 items on the development machine), so filling
-          10,000 items through the API would take hours: secret-bench writes the keyring file
-          directly in libsecret 0.20.5's format (PBKDF2-SHA256 with 100,000 iterations, HMAC-SHA256
-          attribute hashes, AES-CBC items), and every timed lookup goes through libsecret, which
-          checks it. Writes are `secret_password_store_sync` of an existing item (libsecret writes
-          a temporary file, fsyncs it and renames it over the keyring).
-        - **gnome-keyring**: `gnome-keyring-daemon --foreground --unlock --components=secrets`
-          (login keyring created with a password on stdin) in a private `dbus-run-session` whose
-          bus listens on a UNIX socket in a temporary directory and can activate no service;
-          secret-bench starts and stops both. It can only be filled through the API, at about 30 ms
-          per store at 1,000 items (growing with the count), so it is measured at 100 and 1,000
-          items; its 1,000-item figures are compared with Keysmith's at 10,000.
-        - **Whole process**: `keysmith find-generic-password -s S -a A -w` on a keychain of the same
-          number of items against `secret-tool lookup service S account A` under the gnome-keyring
-          session, with three floors: `keysmith-empty`, an empty Swift program built exactly as the
-          tool is (`make bench` builds both as `make install` does, with the Swift runtime and
-          Foundation linked in), keysmith-bench itself started with `--exit-at-once` (a
-          dynamically linked Swift program linking Foundation, its networking part and the
-          keychain, doing nothing; the tool links less, so its own work is counted above
-          `keysmith-empty`) and `/bin/true`. All are interleaved run by run; wall time from spawn to exit. Peak resident
-          memory is GNU time's `%M` for five more runs of each tool (a child spawned straight from
-          the benchmark would report the benchmark's own peak).
-        - **SecureStore.get from Node**: the JavaScript package (bindings/node, built in release
-          mode) reading 200-character tokens from a keychain of 100 items, each `await`ed before
-          the next, in a `node` process per round (after 200 warm-up reads), against the Swift
-          `KeychainStore.string(for:)` of the same items in this process, interleaved round by
-          round. The difference is the JavaScript side: the addon's hop to libuv's thread pool
-          and back (two thread wake-ups per call, which a busy machine makes expensive), the
-          promise, and copying the strings across; the keychain read below it is the same.
-
-        ## What limits each ratio
-
-        - **Keysmith against the C limit (reads)**: both do the same keyed hash, point query and
-          AEAD decryption; the difference is everything else Keysmith does per call. A callgrind
-          profile of the release build (100 items, 28,000 calls; measured while other builds
-          ran, which does not change instruction counts) put about 167,000 instructions in one
-          `SecItemCopyMatching`:
-          reading the query dictionary's keys and values out of Foundation and casting them
-          (about 21,000, of which 13,500 in Swift's dynamic casts) and parsing them into a query
-          (18,000), about 23% together; the rollback check before the read (41,000, 25%: the
-          anchor file opened, checked, read and authenticated, 28,000, of which 9,500 went to
-          recomputing the file's path, since removed; and the generation read from `meta`,
-          11,000); and the row itself (62,000, 37%: the SQLite point query 16,000, the AEAD
-          decryption 8,800, decoding every stored attribute into a dictionary 7,800, the item
-          key lookup 6,100, the two keyed name hashes 7,400), with Swift reference counting and
-          allocation spread through all of it. Parsing has since been cut to about 19,000
-          instructions (SecItemCopyMatching from 155,500 to 133,800, counted with
-          `keysmith-bench --only read-calls prebuilt 1000`): on Linux a dictionary hands its
-          keys and values out as Foundation objects (NSString, NSNumber, NSData; a Swift
-          dictionary bridged with `as CFDictionary` holds new NSString keys, never the `kSec…`
-          constant objects), and the parser now recognises those by their exact class instead of
-          casting each through Swift's bridging search (about 1,600 instructions a cast), and
-          sorts only (key, position) pairs. What is left: Foundation's `allKeys` and `allValues`
-          (4,500), about 500 per string read out of an NSString, the class schema's attribute
-          lookups (1,400) and the query's attribute table (1,900). A prebuilt query costs the
-          same inside the call as an app-style one; the app-style call pays about 34,000 more
-          before it, 27,000 of them in Foundation bridging the Swift dictionary to an NSDictionary. What would
-          close the rest of the gap: a typed entry point for `KeychainStore` and `KeyRetriever` that
-          skips the dictionary, decoding only the attributes a query compares or returns, and a
-          cheaper anchor check (the anchor file is read afresh on every read so that a database
-          written back to an older copy is noticed at once; caching it would need a change
-          signal that cannot be missed, such as a counter in the shared memory of the WAL
-          index, which is not done).
-        - **KeychainStore and KeyRetriever against SecItemCopyMatching**: `KeychainStore`
-          builds and bridges a Swift query dictionary on every call (the app-style cost), and
-          turns the status into its typed error. An uncached `KeyRetriever.retrieve` makes two
-          match-all queries that return attributes and data (one by label, which is not an
-          index column, so every item of the service is a candidate and is decrypted and
-          compared; one by account) and builds a `KeyInfo`, so it grows with the number of keys
-          under the service.
-        - **Read throughput, 2 threads against 1**: reads run on a pool of read connections, so
-          no engine lock is held while reading; what is still shared per read is the key
-          hierarchy's lock (held for the `data_version` check of the protection records and the
-          class-key lookup, about 6,000 instructions of 167,000) and the process-wide registry
-          lock that finds the engine for a directory (a path comparison). On two cores the
-          ratio can reach 2.0x only when nothing else runs. Measured during this work with the
-          same binary before and after the pool, one run after the other, while other builds
-          still used part of the machine (loaded machine): 2 threads against 1 went from 0.80x
-          and 0.81x to 1.32x, 1.50x, 1.52x and 1.53x (2 processes: 1.27x to 1.88x either way,
-          as noisy as the load); with both cores saturated by other builds every variant gave
-          0.9x to 1.05x, which measures the load, not the keychain. Whether the 1.7x target is
-          met has to be read from a run on a quiet machine.
-        - **Class A against class D**: by its code path (not profiled in this work), a class A
-          read asks the kernel keyring for the unlock secret on every read (`keyctl`, under the
-          key hierarchy's lock) and compares it with the one its unwrapped class key came from,
-          so that a lock in another process takes effect at once; a class D read does not.
-        - **Read time at 100,000 against 100 items**: the point query's B-tree gets one level
-          deeper and the database outgrows the CPU caches. The C limit's own growth over the same
-          range (below) is the part set by SQLite and the hardware rather than by Keysmith.
-        - **libsecret file backend (reads)**: a lookup walks every item of the keyring and computes
-          an HMAC-SHA256 of the query value for each (opening a new libgcrypt MAC handle every
-          time), so its cost grows linearly with the number of items and the ratio grows with the
-          keyring; at 100 items it is already several times past the 4x target.
-        - **gnome-keyring (reads)**: every lookup is several D-Bus round trips through the bus
-          daemon (search, open session, get secret) plus the daemon's own work, a fixed cost of about
-          a millisecond that grows slowly with the number of items. The ratio therefore depends on
-          Keysmith's own read time alone: 150x needs a read of under about 1/150 of gnome-keyring's,
-          which is close to the C limit of this design (see the "ceiling" rows). Any overhead
-          above the C limit shows up one for one in this ratio.
-        - **Durable writes**: Keysmith and the C baseline both wait for an fsync of the WAL per
-          acknowledged write (`synchronous=FULL`), so the storage's flush latency sets both and the
-          ratio stays close to 1; both grow only a little with the number of items (a B-tree update
-          is logarithmic). libsecret's file backend fsyncs too, but rebuilds and rewrites the whole
-          keyring on every store, so it grows linearly; gnome-keyring rewrites its keyring file too.
-        - **Whole process and start-up**: `keysmith` links neither the etcd client nor the
-          authenticators' libraries any more. The fleet commands (`fleet …`, `--fleet`) are in
-          `keysmith-fleet`, installed beside it, which `keysmith` runs in its place (exec, same
-          arguments, streams and exit status) for those command lines only; libpam and
-          libsystemd (sd-bus) are opened with dlopen when an authenticator first calls them
-          (Sources/CLoadOnUse). The static tool loads 9 shared objects instead of 47 (libcurl
-          and its TLS, Kerberos and LDAP libraries; libsystemd with libgcrypt, liblzma, libzstd,
-          liblz4; libpam with libaudit, libcap-ng), and a lookup (`find-generic-password -w`,
-          100 items) runs 14.6M instructions instead of 37.1M (callgrind; an empty Swift program
-          built the same way 2.1M). It also reads the environment itself, builds only its own
-          command instead of the whole command table, finds options without dictionaries, and
-          asks for the secret alone (`-w` needs no attributes), read with a class cast (a cast
-          to `Data` looked its bridging conformance up). Median of 60 interleaved runs on a
-          loaded machine: 10.8 ms against 19.3 ms before, `secret-tool lookup` 14.2 ms, the
-          empty program 2.2 ms (CPU time 5.5 ms against 12.2 ms, the empty program 1.2 ms).
-          What is left, by instructions: the keychain call 55% (opening it 36%: the key
-          hierarchy 11%, three SQLite connections each reading the WAL index, the anchor file
-          read three times, the environment converted twice more 5%, a machine tag spelled with
-          `String(format:)` 6%; SQLite compiling its statements 7.5%), the dynamic loader 30%
-          (relocating the 80 MB binary, libstdc++ and SQLite), Foundation's character sets set
-          up for `trimmingCharacters` 5% (the access groups of `KEYSMITH_ACCESS_GROUPS` and
-          `/etc/machine-id` both trim with it: removing one only moves the cost), and the Swift
-          runtime's protocol conformance lookups, 38% of everything and spread over all of it:
-          each first check of a type against a protocol (a cast, a generic type's
-          requirements) scans all 5,383 conformance records of the static binary, about 200k
-          instructions, and a lookup makes about 23 such scans. Those scans also set the peak
-          memory: they read conformance descriptors spread across the whole
-          binary, so 11.2 MB of its 16.5 MB of code is resident at exit; peak resident memory
-          about 19 MB against 26 MB before and `secret-tool`'s 7 MB (GNU time `%M`). A keychain
-          whose WAL is large pays more: the first connection of a process rebuilds the WAL
-          index by reading the whole WAL, and the tool exits without closing its connection
-          (which would checkpoint and remove the WAL), so after many adds each later process
-          reads it again. `secret-tool`: loading GLib and GIO, connecting to the bus, opening a
-          Secret Service session and the lookup's round trips. `/bin/true` is the floor no
-          program goes under.
-        - **Start-up decision**: `make install` ships the statically linked tools (and `make bench`
-          measures those): they start in about two thirds of the time and use less memory, and the
-          cost, an 80 MB binary instead of 10 MB, matters little for a tool installed once.
-          `swift build` keeps the dynamic link for development. Linking the tool non-PIE would
-          drop its 74k relative relocations but also its address randomization, so it was not
-          done; packing them (`-z pack-relative-relocs`, lld) saved 2% of the instructions and
-          no measurable time. The levers left are the conformance scans (fewer distinct casts
-          and generic instantiations on the lookup path, in the engine and Foundation bridging)
-          and opening the keychain once (one connection, one anchor read).\(measured)
-
+        \(handWrittenMarker)
         """
+}
+
+/// The line that ends what `--write-docs` writes: the text after it (how each figure is
+/// measured, what limits it, from profiles) is written by hand and kept as it is.
+let handWrittenMarker = "<!-- make bench writes everything above this line; the text below is written by hand and kept. -->"
+
+/// The hand-written part of the document at `path`: everything after ``handWrittenMarker``
+/// (empty when the file or the marker is missing).
+func handWrittenPart(of path: String) -> String {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+        let marker = text.range(of: handWrittenMarker)
+    else { return "" }
+    return String(text[marker.upperBound...])
 }
 
 /// Fills the keychain of `environment` with `itemCount` generic passwords

@@ -174,6 +174,8 @@ if let docsPath {
     let text = benchmarkDocument(
         command: command, table: table, libsecret: comparison.libsecret, keysmithReads: readTimes,
         cLimitReads: cLimitReadTimes)
-    try text.write(toFile: docsPath, atomically: true, encoding: .utf8)
+    let kept = handWrittenPart(of: docsPath)
+    if kept.isEmpty { progress("\(docsPath) has no hand-written part after the marker line; writing the table alone") }
+    try (text + kept).write(toFile: docsPath, atomically: true, encoding: .utf8)
     progress("wrote \(docsPath)")
 }
