@@ -287,12 +287,12 @@ final class KeychainEngine: @unchecked Sendable {
                 }
                 let sealed = try seal(toSeal, schema: schema)
                 do {
-                    return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName)
+                    return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName, label: sealed.label)
                 } catch let error as DatabaseError where error.osStatus == errSecDuplicateItem {
                     // A ThisDeviceOnly item written on another machine is absent here: it
                     // gives way to the new item.
                     if try keys.removeForeignRow(primaryKey: sealed.row.primaryKeyHash, in: storage) {
-                        return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName)
+                        return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName, label: sealed.label)
                     }
                     throw KeychainFailure(
                         errSecDuplicateItem, "An item with the same primary key already exists (\(ConstantNames.uniqueness(of: itemClass.rawValue, primaryKey: schema.primaryKey))).",
@@ -487,7 +487,7 @@ final class KeychainEngine: @unchecked Sendable {
                     var sealed = try seal(record, schema: schema)
                     sealed.row.id = record.rowID
                     do {
-                        try storage.update(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName)
+                        try storage.update(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName, label: sealed.label)
                     } catch let error as DatabaseError where error.osStatus == errSecDuplicateItem {
                         throw KeychainFailure(
                             errSecDuplicateItem, "The update would give an item the same primary key as another item; nothing was changed.",
@@ -582,6 +582,7 @@ final class KeychainEngine: @unchecked Sendable {
         } else {
             shape.firstName = query.attributes[first] != nil
             shape.secondName = query.attributes[second] != nil
+            shape.label = query.attributes[Self.labelTag] != nil
             switch query.sync {
             case .only?: shape.sync = 1
             case .any?: shape.sync = 2
@@ -613,6 +614,10 @@ final class KeychainEngine: @unchecked Sendable {
             }
             if let value = query.attributes[second] {
                 statement.bind(nameHash(itemClass, slot: 2, value), at: index)
+                index += 1
+            }
+            if let value = query.attributes[Self.labelTag] {
+                statement.bind(nameHash(itemClass, slot: 3, value), at: index)
                 index += 1
             }
             if case .only(let flag)? = query.sync {
@@ -647,12 +652,17 @@ final class KeychainEngine: @unchecked Sendable {
         }
     }
 
+    /// The label (`kSecAttrLabel`): every class has one, and its keyed hash is the `h3`
+    /// index column.
+    private static let labelTag = "labl"
+
     /// What the candidate SQL depends on.
     private struct QueryShape: Hashable {
         /// 0: none, 1: UUID reference, 2: rowid reference.
         var reference = 0
         var firstName = false
         var secondName = false
+        var label = false
         /// 0: implicit sync = 0, 1: explicit value, 2: any.
         var sync = 0
         /// -1: every group.
@@ -660,21 +670,37 @@ final class KeychainEngine: @unchecked Sendable {
 
         init(groupCount: Int) { self.groupCount = groupCount }
 
+        /// The candidates, by id. Parameters are numbered (`?N`) in the order
+        /// ``KeychainEngine/forEachMatch(of:groups:deleteDamaged:on:_:)`` binds them:
+        /// reference, class, first name, second name, label, sync, groups.
+        ///
+        /// A label lookup takes the rows with that label hash and the rows written before
+        /// the label was indexed (no hash), as two indexed searches merged in id order.
         var sql: String {
-            var sql = "SELECT \(KeychainDatabase.rowColumns) FROM items WHERE "
+            var number = 0
+            func parameter() -> String {
+                number += 1
+                return "?\(number)"
+            }
+            var conditions: String
+            var labelParameter = ""
             switch reference {
-            case 1: sql += "ref = ? AND class = ?"
-            case 2: sql += "id = ? AND class = ?"
+            case 1: conditions = "ref = \(parameter()) AND class = \(parameter())"
+            case 2: conditions = "id = \(parameter()) AND class = \(parameter())"
             default:
-                sql += "class = ?"
-                if firstName { sql += " AND h1 = ?" }
-                if secondName { sql += " AND h2 = ?" }
-                if sync == 0 { sql += " AND sync = 0" } else if sync == 1 { sql += " AND sync = ?" }
+                conditions = "class = \(parameter())"
+                if firstName { conditions += " AND h1 = \(parameter())" }
+                if secondName { conditions += " AND h2 = \(parameter())" }
+                if label { labelParameter = parameter() }
+                if sync == 0 { conditions += " AND sync = 0" } else if sync == 1 { conditions += " AND sync = \(parameter())" }
             }
             if groupCount >= 0 {
-                sql += " AND agrp IN (" + Array(repeating: "?", count: groupCount).joined(separator: ",") + ")"
+                conditions += " AND agrp IN (" + (0..<groupCount).map { _ in parameter() }.joined(separator: ",") + ")"
             }
-            return sql + " ORDER BY id"
+            let select = "SELECT \(KeychainDatabase.rowColumns) FROM items WHERE "
+            guard !labelParameter.isEmpty else { return select + conditions + " ORDER BY id" }
+            return select + conditions + " AND h3 = \(labelParameter) UNION ALL "
+                + select + conditions + " AND h3 IS NULL ORDER BY id"
         }
     }
 
@@ -684,6 +710,7 @@ final class KeychainEngine: @unchecked Sendable {
         var row: StoredRow
         var firstName: Data
         var secondName: Data
+        var label: Data
     }
 
     /// The largest secret and the largest single attribute value an item may hold. Apple
@@ -723,7 +750,8 @@ final class KeychainEngine: @unchecked Sendable {
                 protection: label, reference: record.reference, nonce: sealed.nonce,
                 ciphertext: sealed.ciphertext),
             firstName: nameHash(record.itemClass, slot: 1, record.attributes[first] ?? .string("")),
-            secondName: nameHash(record.itemClass, slot: 2, record.attributes[second] ?? .string("")))
+            secondName: nameHash(record.itemClass, slot: 2, record.attributes[second] ?? .string("")),
+            label: nameHash(record.itemClass, slot: 3, record.attributes[Self.labelTag] ?? .string("")))
     }
 
     /// Decrypts the row the statement is on (columns as in ``KeychainDatabase/rowColumns``),
