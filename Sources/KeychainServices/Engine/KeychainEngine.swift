@@ -314,6 +314,24 @@ final class KeychainEngine: @unchecked Sendable {
     /// rollback anchor at first sight (a write half-way in another process, or a rollback),
     /// the read is judged again under the write lock on the write connection.
     func copyMatching(_ query: ItemQuery, groups: AccessGroups) throws -> AnyObject? {
+        let matches = try matchingRecords(query, groups: groups)
+        var results: [AnyObject] = []
+        for record in matches {
+            if let result = ResultBuilder.result(for: record, query: query) { results.append(result) }
+        }
+        switch query.limit {
+        case .one: return results.first
+        case .many: return query.hasReturnKeys ? NSArray(array: results) : nil
+        }
+    }
+
+    /// The items `SecItemCopyMatching` answers `query` with, before they are shaped into
+    /// its result: every check, the rollback check and the evaluations of access control
+    /// (a secret behind it is opened when the data is asked for). `copyMatching` and the
+    /// typed reads (``KeychainTypedReads``) both go through here.
+    /// - Throws: errSecItemNotFound when nothing matches, and every failure
+    ///   `SecItemCopyMatching` reports.
+    func matchingRecords(_ query: ItemQuery, groups: AccessGroups) throws -> [ItemRecord] {
         try validateSearch(query)
         guard let itemClass = query.itemClass, itemClass.schema != nil else { throw KeychainFailure.notFound }
         if let group = query.accessGroup, !groups.canRead(group) { throw AccessGroups.missing(group, write: false) }
@@ -336,23 +354,18 @@ final class KeychainEngine: @unchecked Sendable {
             }
         }
         guard !matches.isEmpty else { throw KeychainFailure.notFound }
+        guard query.returnData, matches.contains(where: \.needsAuthentication) else { return matches }
         // Secrets behind access control are opened after the evaluations they need, outside
         // the lock and off the read connection (a prompt does not hold up other threads).
         var gate: AccessControlGate?
-        var results: [AnyObject] = []
-        for var record in matches {
-            if query.returnData && record.needsAuthentication {
-                let current = gate ?? AccessControlGate(query: query, keys: keys)
-                gate = current
-                record.secret = try current.open(record)
-                record.sealedForAccessControl = false
-            }
-            if let result = ResultBuilder.result(for: record, query: query) { results.append(result) }
+        var opened = matches
+        for index in opened.indices where opened[index].needsAuthentication {
+            let current = gate ?? AccessControlGate(query: query, keys: keys)
+            gate = current
+            opened[index].secret = try current.open(opened[index])
+            opened[index].sealedForAccessControl = false
         }
-        switch query.limit {
-        case .one: return results.first
-        case .many: return query.hasReturnKeys ? NSArray(array: results) : nil
-        }
+        return opened
     }
 
     /// The items `SecItemCopyMatching` answers with for `query`, read on `connection` (at

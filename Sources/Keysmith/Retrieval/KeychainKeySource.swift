@@ -1,5 +1,9 @@
 import Foundation
+#if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
+@_spi(Keysmith) import KeychainServices
+#else
 import KeychainServices
+#endif
 
 /// Keys in the keychain: the most secure source, and the first one consulted.
 ///
@@ -222,6 +226,15 @@ public struct KeychainKeySource: KeySource {
     /// Every item of `name`: versioned items (found by label) and an item in the older
     /// one-item layout (account = name).
     private func items(named name: String, withData: Bool) throws -> [Item] {
+        #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
+        // The same two searches, without query and attribute dictionaries.
+        var found = try search(label: name, account: nil, withData: withData).filter { $0.name == name }
+        for item in try search(label: nil, account: name, withData: withData)
+        where !found.contains(where: { $0.account == item.account && $0.accessGroup == item.accessGroup }) {
+            found.append(item)
+        }
+        return found
+        #else
         var byLabel = baseQuery()
         byLabel[kSecAttrLabel as String] = name
         byLabel[kSecMatchLimit as String] = kSecMatchLimitAll
@@ -238,7 +251,27 @@ public struct KeychainKeySource: KeySource {
             found.append(item)
         }
         return found
+        #endif
     }
+
+    #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
+    /// The items of this source's service with `label` or `account` (a match-all search,
+    /// as ``copyAll(_:operation:account:)`` runs it); not found is an empty result.
+    private func search(label: String?, account: String?, withData: Bool) throws -> [Item] {
+        let search = GenericPasswordSearch(
+            service: service, account: account, label: label, accessGroup: accessGroup, matchesAll: true,
+            returnsData: withData)
+        var matches: [GenericPasswordItem] = []
+        let status = KeychainCopyGenericPasswords(search, &matches)
+        if status == errSecItemNotFound { return [] }
+        guard status == errSecSuccess else {
+            throw KeyRetrievalError.keychain(operation: "lookup", status: status, service: service, account: account)
+        }
+        return matches.map {
+            item(account: $0.account, label: $0.label, comment: $0.comment, group: $0.accessGroup, data: $0.data)
+        }
+    }
+    #endif
 
     /// Runs a match-all query; not found is an empty result.
     private func copyAll(_ query: [String: Any], operation: String, account: String?) throws -> [[String: Any]] {
@@ -254,11 +287,17 @@ public struct KeychainKeySource: KeySource {
     /// Reads one returned attribute dictionary: `name@version` accounts with a label are
     /// versioned items; anything else is a one-item-per-key item named by its account.
     private func item(from attributes: [String: Any]) -> Item {
-        let account = attributes[kSecAttrAccount as String] as? String ?? ""
-        let label = attributes[kSecAttrLabel as String] as? String
-        let comment = attributes[kSecAttrComment as String] as? String
-        let group = attributes[kSecAttrAccessGroup as String] as? String
-        let data = attributes[kSecValueData as String] as? Data
+        item(
+            account: attributes[kSecAttrAccount as String] as? String,
+            label: attributes[kSecAttrLabel as String] as? String,
+            comment: attributes[kSecAttrComment as String] as? String,
+            group: attributes[kSecAttrAccessGroup as String] as? String,
+            data: attributes[kSecValueData as String] as? Data)
+    }
+
+    /// An item from its attributes, as ``item(from:)`` reads them.
+    private func item(account: String?, label: String?, comment: String?, group: String?, data: Data?) -> Item {
+        let account = account ?? ""
         if let label, account.hasPrefix(label + "@"), account.utf8.count > label.utf8.count + 1 {
             let suffix = String(account.dropFirst(label.count + 1))
             return Item(account: account, name: label, version: comment ?? suffix, accessGroup: group, data: data)
