@@ -68,6 +68,44 @@ struct TypedReadTests {
         return got
     }
 
+    /// Several searches in one call answer as the dictionary calls made one after the
+    /// other: the same items per search, or the first failure, its search and diagnosis.
+    private func expectSameAnswers(_ searches: [GenericPasswordSearch], _ comment: Comment? = nil) {
+        var expected: [Answer] = []
+        var expectedFailure: (index: Int, answer: Answer)?
+        for (index, search) in searches.enumerated() {
+            let answer = viaDictionary(search)
+            if answer.status != errSecSuccess && answer.status != errSecItemNotFound {
+                expectedFailure = (index, answer)
+                break
+            }
+            expected.append(answer)
+        }
+        var results: [[GenericPasswordItem]] = []
+        var failedSearch: Int?
+        let status = KeychainCopyGenericPasswords(searches, &results, failedSearch: &failedSearch)
+        let diagnosis = KeychainDiagnostics.lastFailureDescription
+        let recovery = KeychainDiagnostics.lastFailureRecovery
+        let label = "\(searches.map(\.equivalentQuery)) \(comment.map { "\($0)" } ?? "")"
+        if let expectedFailure {
+            #expect(status == expectedFailure.answer.status, "\(label)")
+            #expect(failedSearch == expectedFailure.index, "\(label)")
+            #expect(diagnosis == expectedFailure.answer.diagnosis, "\(label)")
+            #expect(recovery == expectedFailure.answer.recovery, "\(label)")
+            #expect(results.isEmpty, "\(label)")
+        } else {
+            #expect(status == errSecSuccess, "\(label)")
+            #expect(failedSearch == nil, "\(label)")
+            #expect(diagnosis == nil, "\(label)")
+            let got = results.map { items in
+                items.map {
+                    Answer.Item(account: $0.account, label: $0.label, comment: $0.comment, group: $0.accessGroup, data: $0.data)
+                }
+            }
+            #expect(got == expected.map(\.items), "\(label)")
+        }
+    }
+
     private func add(_ attributes: [String: Any]) {
         #expect(SecItemAdd(attributes as CFDictionary, nil) == errSecSuccess, "\(attributes)")
     }
@@ -124,6 +162,78 @@ struct TypedReadTests {
             let refused = expectSameAnswer(GenericPasswordSearch(
                 service: "svc", accessGroup: "com.example.unentitled", matchesAll: false, returnsData: true))
             #expect(refused.status == errSecMissingEntitlement)
+        }
+    }
+
+    @Test func searchesInOneCallAnswerAsSeparateCalls() {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        let pairs: [[GenericPasswordSearch]] = {
+            let some = searches.enumerated().filter { $0.offset % 7 == 0 }.map(\.element)
+            var pairs: [[GenericPasswordSearch]] = []
+            for (index, first) in some.enumerated() { pairs.append([first, some[(index * 5 + 3) % some.count]]) }
+            return pairs
+        }()
+        keychain.run {
+            // No keychain yet: nothing found, or the group a search is not entitled to.
+            for pair in pairs.prefix(40) { expectSameAnswers(pair, "no keychain") }
+            fill()
+            for pair in pairs { expectSameAnswers(pair) }
+            expectSameAnswers([], "no search")
+            let byLabel = GenericPasswordSearch(service: "svc", label: "name", matchesAll: true, returnsData: true)
+            let byAccount = GenericPasswordSearch(service: "svc", account: "name", matchesAll: true, returnsData: true)
+            let refused = GenericPasswordSearch(
+                service: "svc", accessGroup: "com.example.unentitled", matchesAll: true, returnsData: true)
+            expectSameAnswers([byLabel, byAccount])
+            expectSameAnswers([byLabel, refused, byAccount])
+            expectSameAnswers([refused, byLabel])
+        }
+        keychain.withGroups([]).run { expectSameAnswers(pairs[0], "no groups") }
+    }
+
+    @Test func searchesInOneCallFailAsSeparateCallsWhenLockedOrRolledBack() throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        let always = GenericPasswordSearch(service: "svc", account: "b", matchesAll: true, returnsData: true)
+        let unlocked = GenericPasswordSearch(service: "svc", account: "a", matchesAll: true, returnsData: true)
+        try keychain.run {
+            add(genp("svc", "a").with([kSecValueData as String: Data("data-a".utf8),
+                                       kSecAttrAccessible as String: kSecAttrAccessibleWhenUnlocked]))
+            add(genp("svc", "b").with([kSecValueData as String: Data("data-b".utf8),
+                                       kSecAttrAccessible as String: kSecAttrAccessibleAlways]))
+            try KeychainEnvironment.setPassphrase("correct horse", old: nil)
+            try KeychainEnvironment.lock(evictingFirstUnlock: true)
+            defer { try? KeychainEnvironment.lock(evictingFirstUnlock: true) }
+            expectSameAnswers([always, unlocked], "second locked")
+            expectSameAnswers([unlocked, always], "first locked")
+            try KeychainEnvironment.unlock(passphrase: "correct horse")
+            expectSameAnswers([always, unlocked], "unlocked")
+        }
+        KeychainEngine.close(directory: keychain.directory)
+        let file = RawKeychainFile(keychain)
+        file.execute("DELETE FROM items WHERE id = \(file.rowIDs()[0])")
+        keychain.run { expectSameAnswers([always, unlocked], "rolled back") }
+    }
+
+    @Test func searchesInOneCallEvaluateAccessControlAsSeparateCalls() {
+        let finger = ScriptedAuthenticator(outcomes: [.success, .success, .success, .success, .cancel, .cancel, .success, .success])
+        TemporaryKeychain.with { _ in
+            KeychainAuthenticators.withAuthenticators(KeychainAuthenticators([finger])) {
+                let control = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, .biometryAny, nil)!
+                add(genp("svc", "guarded").with([kSecValueData as String: Data("pin".utf8), kSecAttrAccessControl as String: control,
+                                                 kSecAttrLabel as String: "guarded"]))
+                let byLabel = GenericPasswordSearch(service: "svc", label: "guarded", matchesAll: true, returnsData: true)
+                let byAccount = GenericPasswordSearch(service: "svc", account: "guarded", matchesAll: true, returnsData: true)
+                expectSameAnswers([byLabel, byAccount], "granted")  // two evaluations each way
+                #expect(finger.promptCount == 4)
+                expectSameAnswers([byLabel, byAccount], "canceled")  // the first search fails, each way
+                #expect(finger.promptCount == 6)
+                // A failing second search comes after the first one's evaluation, each way.
+                let refused = GenericPasswordSearch(
+                    service: "svc", accessGroup: "com.example.unentitled", matchesAll: true, returnsData: true)
+                expectSameAnswers([byLabel, refused], "granted, then refused")
+                #expect(finger.promptCount == 8)
+            }
         }
     }
 

@@ -145,12 +145,66 @@ public func KeychainCopyGenericPasswords(_ search: GenericPasswordSearch, _ resu
         let groups = AccessGroups(environment.accessGroups)
         try requireAccessGroups(groups, in: environment)
         let query = search.itemQuery
-        let engine = try engine(for: .copyMatching, query, groups: groups, in: environment)
+        let engine = try openEngine(for: .copyMatching, query, groups: groups, in: environment)
         let records = try engine.matchingRecords(query, groups: groups)
         found.reserveCapacity(records.count)
         for record in records { found.append(GenericPasswordItem(record, withData: search.returnsData)) }
     }
     if status == errSecSuccess { result = found }
+    return status
+}
+
+/// Runs several searches in one call, as the same `SecItemCopyMatching` calls made one
+/// after the other would answer them, with one rollback check and one read connection
+/// for all (``KeychainEngine/matchingRecords(of:groups:)``).
+/// - Parameters:
+///   - searches: The searches, in the order separate calls would make them.
+///   - results: Receives one array per search (empty where its call would report
+///     `errSecItemNotFound`); untouched when the call fails.
+///   - failedSearch: Receives the index of the search whose call would report the
+///     failure (the first one that would fail), or `nil` on success.
+/// - Returns: `errSecSuccess`, or the status of the first failure separate calls would
+///   report.
+@_spi(Keysmith)
+public func KeychainCopyGenericPasswords(
+    _ searches: [GenericPasswordSearch], _ results: inout [[GenericPasswordItem]], failedSearch: inout Int?
+) -> OSStatus {
+    var found: [[GenericPasswordItem]] = []
+    var failed: Int?
+    let status = recordingOutcome {
+        guard !searches.isEmpty else { return }
+        failed = 0
+        let environment = KeychainEnvironment.current
+        let groups = AccessGroups(environment.accessGroups)
+        try requireAccessGroups(groups, in: environment)
+        let queries = searches.map(\.itemQuery)
+        let engine: KeychainEngine
+        do {
+            engine = try openEngine(for: .copyMatching, queries[0], groups: groups, in: environment)
+        } catch let failure as KeychainFailure where failure.status == errSecItemNotFound {
+            // No keychain yet: every search finds nothing, after its own group check.
+            for (index, query) in queries.enumerated().dropFirst() {
+                failed = index
+                if let group = query.accessGroup, !groups.canRead(group) { throw AccessGroups.missing(group, write: false) }
+            }
+            failed = nil
+            found = Array(repeating: [], count: searches.count)
+            return
+        }
+        let records: [[ItemRecord]]
+        do {
+            records = try engine.matchingRecords(of: queries, groups: groups)
+        } catch let failure as KeychainEngine.SearchFailure {
+            failed = failure.index
+            throw failure.failure
+        }
+        failed = nil
+        found = zip(searches, records).map { search, records in
+            records.map { GenericPasswordItem($0, withData: search.returnsData) }
+        }
+    }
+    failedSearch = failed
+    if status == errSecSuccess { results = found }
     return status
 }
 #endif

@@ -100,7 +100,7 @@ private func perform(
             throw AccessGroups.missing(group, write: true)
         }
         let query = try QueryParser.parse(entries, for: operation)
-        let engine = try engine(for: operation, query, groups: groups, in: environment)
+        let engine = try openEngine(for: operation, query, groups: groups, in: environment)
         try body(query, groups, engine)
     }
 }
@@ -138,7 +138,7 @@ func requireAccessGroups(_ groups: AccessGroups, in environment: KeychainEnviron
 /// After parsing: the explicit group of the query against the process's groups (write
 /// groups for a write), then the engine of the environment's keychain (opened for
 /// writing, and created, only as the operation needs).
-func engine(
+func openEngine(
     for operation: Operation, _ query: ItemQuery, groups: AccessGroups, in environment: KeychainEnvironment
 ) throws -> KeychainEngine {
     let isWrite = operation != .copyMatching

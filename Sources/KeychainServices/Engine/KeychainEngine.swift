@@ -332,40 +332,121 @@ final class KeychainEngine: @unchecked Sendable {
     /// - Throws: errSecItemNotFound when nothing matches, and every failure
     ///   `SecItemCopyMatching` reports.
     func matchingRecords(_ query: ItemQuery, groups: AccessGroups) throws -> [ItemRecord] {
-        try validateSearch(query)
-        guard let itemClass = query.itemClass, itemClass.schema != nil else { throw KeychainFailure.notFound }
-        if let group = query.accessGroup, !groups.canRead(group) { throw AccessGroups.missing(group, write: false) }
-        let readable = groups.readsEverything ? nil : groups.all
-        let wanted: Int? = { if case .many(let n) = query.limit { return n } else { return 1 } }()
-        if wanted == 0 { throw KeychainFailure.notFound }
-        // Reads run on a pooled read connection when the database is in the state the
-        // rollback anchor vouches for; anything else is judged on the writer, under the lock.
-        let pooled: [ItemRecord]?? = try reading { reader in
-            guard try reader.storage.stateMatchesAnchor() else { return nil }
-            return .some(try collectMatches(of: query, groups: readable, wanted: wanted, on: reader))
-        }
         let matches: [ItemRecord]
-        if let pooled = pooled ?? nil {
-            matches = pooled
-        } else {
-            matches = try locked {
-                try storage.checkBeforeRead()
-                return try collectMatches(of: query, groups: readable, wanted: wanted, on: writer)
-            }
+        do {
+            matches = try matchingRecords(of: [query], groups: groups)[0]
+        } catch let failure as SearchFailure {
+            throw failure.failure
         }
         guard !matches.isEmpty else { throw KeychainFailure.notFound }
-        guard query.returnData, matches.contains(where: \.needsAuthentication) else { return matches }
+        return matches
+    }
+
+    /// A failure of ``matchingRecords(of:groups:)``: which search failed, and how.
+    struct SearchFailure: Error {
+        let index: Int
+        let failure: any Error
+    }
+
+    /// One search of ``matchingRecords(of:groups:)``, checked: nothing to read (its class
+    /// holds no items, or it asks for none), or what to read.
+    private enum PreparedSearch {
+        case nothing
+        case read(groups: [String]?, wanted: Int?)
+    }
+
+    private func prepareSearch(_ query: ItemQuery, groups: AccessGroups) throws -> PreparedSearch {
+        try validateSearch(query)
+        guard let itemClass = query.itemClass, itemClass.schema != nil else { return .nothing }
+        if let group = query.accessGroup, !groups.canRead(group) { throw AccessGroups.missing(group, write: false) }
+        let wanted: Int? = { if case .many(let n) = query.limit { return n } else { return 1 } }()
+        if wanted == 0 { return .nothing }
+        return .read(groups: groups.readsEverything ? nil : groups.all, wanted: wanted)
+    }
+
+    /// The items of several searches in one call, each as ``matchingRecords(_:groups:)``
+    /// finds them (empty where it reports errSecItemNotFound): the database is checked
+    /// against the rollback anchor once, before the first read, and the searches are read
+    /// one after the other on that connection (each statement, as in every read, sees
+    /// every write committed before it starts). Access control is evaluated after the
+    /// reads, in search order.
+    /// - Throws: ``SearchFailure`` with the failure that separate calls, made in this
+    ///   order, would report first, and the index of the search whose call reports it.
+    func matchingRecords(of queries: [ItemQuery], groups: AccessGroups) throws -> [[ItemRecord]] {
+        // Checks, in order; the first failure ends the call at that search.
+        var plans: [PreparedSearch] = []
+        plans.reserveCapacity(queries.count)
+        var failure: SearchFailure?
+        for (index, query) in queries.enumerated() {
+            do {
+                plans.append(try prepareSearch(query, groups: groups))
+            } catch {
+                failure = SearchFailure(index: index, failure: error)
+                break
+            }
+        }
+        // Reads, on a pooled read connection when the database is in the state the rollback
+        // anchor vouches for; anything else is judged on the writer, under the lock. A
+        // failing read ends the reading; the searches read before it keep their items.
+        var collected: [[ItemRecord]] = []
+        collected.reserveCapacity(plans.count)
+        if let firstRead = plans.firstIndex(where: { if case .read = $0 { return true } else { return false } }) {
+            func collect(on connection: Connection) throws {
+                collected.removeAll(keepingCapacity: true)
+                for (index, plan) in plans.enumerated() {
+                    guard case .read(let readable, let wanted) = plan else {
+                        collected.append([])
+                        continue
+                    }
+                    do {
+                        collected.append(try Self.describingDatabaseErrors {
+                            try collectMatches(of: queries[index], groups: readable, wanted: wanted, on: connection)
+                        })
+                    } catch {
+                        throw SearchFailure(index: index, failure: error)
+                    }
+                }
+            }
+            do {
+                let pooled: Bool? = try reading { reader in
+                    guard try reader.storage.stateMatchesAnchor() else { return false }
+                    try collect(on: reader)
+                    return true
+                }
+                if pooled != true {
+                    try locked {
+                        try storage.checkBeforeRead()
+                        try collect(on: writer)
+                    }
+                }
+            } catch let readFailure as SearchFailure {
+                failure = readFailure
+            } catch {
+                // The rollback check: the first search that reads would report it.
+                collected.removeAll()
+                failure = SearchFailure(index: firstRead, failure: error)
+            }
+        } else {
+            collected = Array(repeating: [], count: plans.count)
+        }
         // Secrets behind access control are opened after the evaluations they need, outside
         // the lock and off the read connection (a prompt does not hold up other threads).
-        var gate: AccessControlGate?
-        var opened = matches
-        for index in opened.indices where opened[index].needsAuthentication {
-            let current = gate ?? AccessControlGate(query: query, keys: keys)
-            gate = current
-            opened[index].secret = try current.open(opened[index])
-            opened[index].sealedForAccessControl = false
+        for index in collected.indices where queries[index].returnData {
+            guard collected[index].contains(where: \.needsAuthentication) else { continue }
+            var gate: AccessControlGate?
+            for item in collected[index].indices where collected[index][item].needsAuthentication {
+                let current = gate ?? AccessControlGate(query: queries[index], keys: keys)
+                gate = current
+                do {
+                    collected[index][item].secret = try current.open(collected[index][item])
+                } catch {
+                    throw SearchFailure(index: index, failure: error)
+                }
+                collected[index][item].sealedForAccessControl = false
+            }
         }
-        return opened
+        if let failure { throw failure }
+        return collected
     }
 
     /// The items `SecItemCopyMatching` answers with for `query`, read on `connection` (at

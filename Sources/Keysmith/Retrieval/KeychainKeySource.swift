@@ -227,9 +227,11 @@ public struct KeychainKeySource: KeySource {
     /// one-item layout (account = name).
     private func items(named name: String, withData: Bool) throws -> [Item] {
         #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
-        // The same two searches, without query and attribute dictionaries.
-        var found = try search(label: name, account: nil, withData: withData).filter { $0.name == name }
-        for item in try search(label: nil, account: name, withData: withData)
+        // The same two searches, in one keychain call, without query and attribute
+        // dictionaries.
+        let (byLabel, byAccount) = try searchTwice(name, withData: withData)
+        var found = byLabel.filter { $0.name == name }
+        for item in byAccount
         where !found.contains(where: { $0.account == item.account && $0.accessGroup == item.accessGroup }) {
             found.append(item)
         }
@@ -255,21 +257,30 @@ public struct KeychainKeySource: KeySource {
     }
 
     #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
-    /// The items of this source's service with `label` or `account` (a match-all search,
-    /// as ``copyAll(_:operation:account:)`` runs it); not found is an empty result.
-    private func search(label: String?, account: String?, withData: Bool) throws -> [Item] {
-        let search = GenericPasswordSearch(
-            service: service, account: account, label: label, accessGroup: accessGroup, matchesAll: true,
-            returnsData: withData)
-        var matches: [GenericPasswordItem] = []
-        let status = KeychainCopyGenericPasswords(search, &matches)
-        if status == errSecItemNotFound { return [] }
-        guard status == errSecSuccess else {
-            throw KeyRetrievalError.keychain(operation: "lookup", status: status, service: service, account: account)
+    /// The items of this source's service labelled `name`, and those whose account is
+    /// `name`: the two match-all searches ``copyAll(_:operation:account:)`` runs, made in
+    /// one call; not found is an empty result, and a failure names the account of the
+    /// search that failed, as the separate calls do.
+    private func searchTwice(_ name: String, withData: Bool) throws -> (byLabel: [Item], byAccount: [Item]) {
+        let searches = [
+            GenericPasswordSearch(
+                service: service, label: name, accessGroup: accessGroup, matchesAll: true, returnsData: withData),
+            GenericPasswordSearch(
+                service: service, account: name, accessGroup: accessGroup, matchesAll: true, returnsData: withData),
+        ]
+        var results: [[GenericPasswordItem]] = []
+        var failedSearch: Int?
+        let status = KeychainCopyGenericPasswords(searches, &results, failedSearch: &failedSearch)
+        guard status == errSecSuccess, results.count == 2 else {
+            throw KeyRetrievalError.keychain(
+                operation: "lookup", status: status, service: service, account: failedSearch == 1 ? name : nil)
         }
-        return matches.map {
-            item(account: $0.account, label: $0.label, comment: $0.comment, group: $0.accessGroup, data: $0.data)
+        let items = results.map { matches in
+            matches.map {
+                item(account: $0.account, label: $0.label, comment: $0.comment, group: $0.accessGroup, data: $0.data)
+            }
         }
+        return (items[0], items[1])
     }
     #endif
 
