@@ -332,14 +332,42 @@ final class KeychainEngine: @unchecked Sendable {
     /// - Throws: errSecItemNotFound when nothing matches, and every failure
     ///   `SecItemCopyMatching` reports.
     func matchingRecords(_ query: ItemQuery, groups: AccessGroups) throws -> [ItemRecord] {
+        guard case .read(let readable, let wanted) = try prepareSearch(query, groups: groups) else {
+            throw KeychainFailure.notFound
+        }
+        // Reads run on a pooled read connection when the database is in the state the
+        // rollback anchor vouches for; anything else is judged on the writer, under the lock.
+        let pooled: [ItemRecord]?? = try reading { reader in
+            guard try reader.storage.stateMatchesAnchor() else { return nil }
+            return .some(try collectMatches(of: query, groups: readable, wanted: wanted, on: reader))
+        }
         let matches: [ItemRecord]
-        do {
-            matches = try matchingRecords(of: [query], groups: groups)[0]
-        } catch let failure as SearchFailure {
-            throw failure.failure
+        if let pooled = pooled ?? nil {
+            matches = pooled
+        } else {
+            matches = try locked {
+                try storage.checkBeforeRead()
+                return try collectMatches(of: query, groups: readable, wanted: wanted, on: writer)
+            }
         }
         guard !matches.isEmpty else { throw KeychainFailure.notFound }
-        return matches
+        return try openingAccessControl(of: matches, for: query)
+    }
+
+    /// `matches` with the secrets behind access control opened when `query` asks for the
+    /// data, after the evaluations they need: outside the lock and off the read connection
+    /// (a prompt does not hold up other threads).
+    private func openingAccessControl(of matches: [ItemRecord], for query: ItemQuery) throws -> [ItemRecord] {
+        guard query.returnData, matches.contains(where: \.needsAuthentication) else { return matches }
+        var gate: AccessControlGate?
+        var opened = matches
+        for index in opened.indices where opened[index].needsAuthentication {
+            let current = gate ?? AccessControlGate(query: query, keys: keys)
+            gate = current
+            opened[index].secret = try current.open(opened[index])
+            opened[index].sealedForAccessControl = false
+        }
+        return opened
     }
 
     /// A failure of ``matchingRecords(of:groups:)``: which search failed, and how.
@@ -365,7 +393,9 @@ final class KeychainEngine: @unchecked Sendable {
     }
 
     /// The items of several searches in one call, each as ``matchingRecords(_:groups:)``
-    /// finds them (empty where it reports errSecItemNotFound): the database is checked
+    /// finds them, with the same steps (``prepareSearch(_:groups:)``, the rollback check,
+    /// ``collectMatches(of:groups:wanted:on:)``, ``openingAccessControl(of:for:)``), and
+    /// empty where it reports errSecItemNotFound: the database is checked
     /// against the rollback anchor once, before the first read, and the searches are read
     /// one after the other on that connection (each statement, as in every read, sees
     /// every write committed before it starts). Access control is evaluated after the
@@ -429,20 +459,12 @@ final class KeychainEngine: @unchecked Sendable {
         } else {
             collected = Array(repeating: [], count: plans.count)
         }
-        // Secrets behind access control are opened after the evaluations they need, outside
-        // the lock and off the read connection (a prompt does not hold up other threads).
-        for index in collected.indices where queries[index].returnData {
-            guard collected[index].contains(where: \.needsAuthentication) else { continue }
-            var gate: AccessControlGate?
-            for item in collected[index].indices where collected[index][item].needsAuthentication {
-                let current = gate ?? AccessControlGate(query: queries[index], keys: keys)
-                gate = current
-                do {
-                    collected[index][item].secret = try current.open(collected[index][item])
-                } catch {
-                    throw SearchFailure(index: index, failure: error)
-                }
-                collected[index][item].sealedForAccessControl = false
+        // Access control, search by search, as each call evaluates it after its read.
+        for index in collected.indices {
+            do {
+                collected[index] = try openingAccessControl(of: collected[index], for: queries[index])
+            } catch {
+                throw SearchFailure(index: index, failure: error)
             }
         }
         if let failure { throw failure }
