@@ -38,6 +38,7 @@ struct LabelIndexTests {
         let query: [String: Any] = [
             kSecClass as String: kSecClassGenericPassword, kSecMatchLimit as String: kSecMatchLimitAll,
             kSecReturnAttributes as String: true, kSecReturnData as String: true,
+            kSecAttrSynchronizable as String: kSecAttrSynchronizableAny,
         ]
         _ = SecItemCopyMatching(query as CFDictionary, &result)
         return (result as? [[String: Any]]) ?? []
@@ -61,7 +62,7 @@ struct LabelIndexTests {
     /// The label lookups checked against the items every item's label is compared with.
     private func expectLabelLookupsMatchAFullScan(_ comment: Comment) {
         let all = everything()
-        func expected(label: Any, service: String?, account: String?) -> [String] {
+        func expected(label: Any, service: String?, account: String?, filter: [String: Any]) -> [String] {
             all.filter { item in
                 guard let stored = item[kSecAttrLabel as String] else { return false }
                 let same: Bool
@@ -72,21 +73,38 @@ struct LabelIndexTests {
                 case (let stored as Data, let label as String): same = stored == Data(label.utf8)
                 default: same = false
                 }
+                let synchronizable = (item[kSecAttrSynchronizable as String] as? NSNumber)?.boolValue ?? false
+                let syncMatches: Bool
+                switch filter[kSecAttrSynchronizable as String] {
+                case nil: syncMatches = !synchronizable
+                case let flag as Bool: syncMatches = synchronizable == flag
+                default: syncMatches = true  // kSecAttrSynchronizableAny
+                }
+                let group = filter[kSecAttrAccessGroup as String] as? String
                 return same && (service == nil || item[kSecAttrService as String] as? String == service)
                     && (account == nil || item[kSecAttrAccount as String] as? String == account)
+                    && syncMatches && (group == nil || item[kSecAttrAccessGroup as String] as? String == group)
             }.map { "\($0[kSecAttrService as String] as? String ?? "")/\($0[kSecAttrAccount as String] as? String ?? "")" }.sorted()
         }
+        let filters: [[String: Any]] = [
+            [:], [kSecAttrSynchronizable as String: kSecAttrSynchronizableAny],
+            [kSecAttrSynchronizable as String: true], [kSecAttrAccessGroup as String: "com.example.shared"],
+            [kSecAttrSynchronizable as String: false, kSecAttrAccessGroup as String: "com.example.app"],
+        ]
         let labels: [Any] = ["shared", "unique-1", "unique-4", "", "missing", Data("as-data".utf8), "as-data", "Ünïcode"]
         for label in labels {
             for service in [nil, self.service, "com.example.other"] {
                 for account in [nil, "k1", "k4"] {
-                    var query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrLabel as String: label]
-                    if let service { query[kSecAttrService as String] = service }
-                    if let account { query[kSecAttrAccount as String] = account }
-                    let want = expected(label: label, service: service, account: account)
-                    let (status, got) = accounts(query)
-                    #expect(got == want, "\(label) \(service ?? "-") \(account ?? "-"): \(comment)")
-                    #expect(status == (want.isEmpty ? errSecItemNotFound : errSecSuccess), "\(label): \(comment)")
+                    for filter in filters {
+                        var query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrLabel as String: label]
+                        if let service { query[kSecAttrService as String] = service }
+                        if let account { query[kSecAttrAccount as String] = account }
+                        query.merge(filter) { _, new in new }
+                        let want = expected(label: label, service: service, account: account, filter: filter)
+                        let (status, got) = accounts(query)
+                        #expect(got == want, "\(label) \(service ?? "-") \(account ?? "-") \(filter): \(comment)")
+                        #expect(status == (want.isEmpty ? errSecItemNotFound : errSecSuccess), "\(label): \(comment)")
+                    }
                 }
             }
         }
@@ -111,6 +129,15 @@ struct LabelIndexTests {
         add(service, "k10", label: "Ünïcode".decomposedStringWithCanonicalMapping)
         add("com.example.other", "k1", label: "shared")
         add("com.example.other", "k4", label: "unique-4")
+        // The same label and account, synchronizable, and in the shared group.
+        #expect(SecItemAdd(genp(service, "k2").with([
+            kSecValueData as String: Data("data-k2".utf8), kSecAttrLabel as String: "shared",
+            kSecAttrSynchronizable as String: true,
+        ]) as CFDictionary, nil) == errSecSuccess)
+        #expect(SecItemAdd(genp(service, "k3").with([
+            kSecValueData as String: Data("data-k3".utf8), kSecAttrLabel as String: "shared",
+            kSecAttrAccessGroup as String: "com.example.shared",
+        ]) as CFDictionary, nil) == errSecSuccess)
     }
 
     /// Makes the rows with the given ids look as if written before the label was indexed,
