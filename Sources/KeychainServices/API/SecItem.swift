@@ -84,21 +84,13 @@ private func perform(
     _ operation: Operation, _ dictionary: NSDictionary,
     _ body: (ItemQuery, AccessGroups, KeychainEngine) throws -> Void
 ) -> OSStatus {
-    do {
+    recordingOutcome {
         let environment = KeychainEnvironment.current
         let groups = AccessGroups(environment.accessGroups)
         let (entries, problem) = QueryParser.readEntries(dictionary)
         if entries.contains("clip") { throw QueryParser.clipRefused }
-        guard !groups.all.isEmpty else {
-            // Say why there are none when the configuration is the cause (a missing
-            // entitlements file, an Xcode variable that cannot be expanded).
-            if let issue = environment.configurationIssue {
-                throw KeychainFailure(errSecMissingEntitlement, issue.problem, recovery: issue.fix)
-            }
-            throw AccessGroups.none
-        }
+        try requireAccessGroups(groups, in: environment)
         if let problem { throw problem }
-        let isWrite = operation != .copyMatching
         // Update and delete check an explicit group before anything else (Apple's order);
         // the group may be given as a string or as its UTF-8 bytes.
         if operation == .update || operation == .delete, let value = entries.value(for: "agrp"),
@@ -108,12 +100,19 @@ private func perform(
             throw AccessGroups.missing(group, write: true)
         }
         let query = try QueryParser.parse(entries, for: operation)
-        if let group = query.accessGroup, !(isWrite ? groups.canWrite(group) : groups.canRead(group)) {
-            throw AccessGroups.missing(group, write: isWrite)
-        }
-        let engine = try KeychainEngine.engine(
-            for: environment.directory, forWriting: isWrite, creating: operation == .add)
+        let engine = try openEngine(for: operation, query, groups: groups, in: environment)
         try body(query, groups, engine)
+    }
+}
+
+// The steps of `perform` that the typed reads (KeychainTypedReads.swift) share, so that
+// both check and report the same way.
+
+/// Runs one call: its failure becomes the status it returns, and the thread's diagnosis
+/// records it (or is cleared on success).
+func recordingOutcome(_ body: () throws -> Void) -> OSStatus {
+    do {
+        try body()
         KeychainDiagnostics.record(nil)
         return errSecSuccess
     } catch let failure as KeychainFailure {
@@ -124,5 +123,28 @@ private func perform(
         KeychainDiagnostics.record(failure)
         return failure.status
     }
+}
+
+/// Refuses a process without access groups, saying why when the configuration is the
+/// cause (a missing entitlements file, an Xcode variable that cannot be expanded).
+func requireAccessGroups(_ groups: AccessGroups, in environment: KeychainEnvironment) throws {
+    guard groups.all.isEmpty else { return }
+    if let issue = environment.configurationIssue {
+        throw KeychainFailure(errSecMissingEntitlement, issue.problem, recovery: issue.fix)
+    }
+    throw AccessGroups.none
+}
+
+/// After parsing: the explicit group of the query against the process's groups (write
+/// groups for a write), then the engine of the environment's keychain (opened for
+/// writing, and created, only as the operation needs).
+func openEngine(
+    for operation: Operation, _ query: ItemQuery, groups: AccessGroups, in environment: KeychainEnvironment
+) throws -> KeychainEngine {
+    let isWrite = operation != .copyMatching
+    if let group = query.accessGroup, !(isWrite ? groups.canWrite(group) : groups.canRead(group)) {
+        throw AccessGroups.missing(group, write: isWrite)
+    }
+    return try KeychainEngine.engine(for: environment.directory, forWriting: isWrite, creating: operation == .add)
 }
 #endif

@@ -293,12 +293,12 @@ final class KeychainEngine: @unchecked Sendable {
                 }
                 let sealed = try seal(toSeal, schema: schema)
                 do {
-                    return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName)
+                    return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName, label: sealed.label)
                 } catch let error as DatabaseError where error.osStatus == errSecDuplicateItem {
                     // A ThisDeviceOnly item written on another machine is absent here: it
                     // gives way to the new item.
                     if try keys.removeForeignRow(primaryKey: sealed.row.primaryKeyHash, in: storage) {
-                        return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName)
+                        return try storage.insert(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName, label: sealed.label)
                     }
                     throw KeychainFailure(
                         errSecDuplicateItem, "An item with the same primary key already exists (\(ConstantNames.uniqueness(of: itemClass.rawValue, primaryKey: schema.primaryKey))).",
@@ -320,12 +320,27 @@ final class KeychainEngine: @unchecked Sendable {
     /// rollback anchor at first sight (a write half-way in another process, or a rollback),
     /// the read is judged again under the write lock on the write connection.
     func copyMatching(_ query: ItemQuery, groups: AccessGroups) throws -> AnyObject? {
-        try validateSearch(query)
-        guard let itemClass = query.itemClass, itemClass.schema != nil else { throw KeychainFailure.notFound }
-        if let group = query.accessGroup, !groups.canRead(group) { throw AccessGroups.missing(group, write: false) }
-        let readable = groups.readsEverything ? nil : groups.all
-        let wanted: Int? = { if case .many(let n) = query.limit { return n } else { return 1 } }()
-        if wanted == 0 { throw KeychainFailure.notFound }
+        let matches = try matchingRecords(query, groups: groups)
+        var results: [AnyObject] = []
+        for record in matches {
+            if let result = ResultBuilder.result(for: record, query: query) { results.append(result) }
+        }
+        switch query.limit {
+        case .one: return results.first
+        case .many: return query.hasReturnKeys ? NSArray(array: results) : nil
+        }
+    }
+
+    /// The items `SecItemCopyMatching` answers `query` with, before they are shaped into
+    /// its result: every check, the rollback check and the evaluations of access control
+    /// (a secret behind it is opened when the data is asked for). `copyMatching` and the
+    /// typed reads (``KeychainTypedReads``) both go through here.
+    /// - Throws: errSecItemNotFound when nothing matches, and every failure
+    ///   `SecItemCopyMatching` reports.
+    func matchingRecords(_ query: ItemQuery, groups: AccessGroups) throws -> [ItemRecord] {
+        guard case .read(let readable, let wanted) = try prepareSearch(query, groups: groups) else {
+            throw KeychainFailure.notFound
+        }
         // Reads run on a pooled read connection; what they found is used when the database
         // they read was in the state the rollback anchor vouches for (checked right after
         // the search, against the snapshot the search read); anything else is judged on the
@@ -353,23 +368,140 @@ final class KeychainEngine: @unchecked Sendable {
             }
         }
         guard !matches.isEmpty else { throw KeychainFailure.notFound }
-        // Secrets behind access control are opened after the evaluations they need, outside
-        // the lock and off the read connection (a prompt does not hold up other threads).
+        return try openingAccessControl(of: matches, for: query)
+    }
+
+    /// `matches` with the secrets behind access control opened when `query` asks for the
+    /// data, after the evaluations they need: outside the lock and off the read connection
+    /// (a prompt does not hold up other threads).
+    private func openingAccessControl(of matches: [ItemRecord], for query: ItemQuery) throws -> [ItemRecord] {
+        guard query.returnData, matches.contains(where: \.needsAuthentication) else { return matches }
         var gate: AccessControlGate?
-        var results: [AnyObject] = []
-        for var record in matches {
-            if query.returnData && record.needsAuthentication {
-                let current = gate ?? AccessControlGate(query: query, keys: keys)
-                gate = current
-                record.secret = try current.open(record)
-                record.sealedForAccessControl = false
+        var opened = matches
+        for index in opened.indices where opened[index].needsAuthentication {
+            let current = gate ?? AccessControlGate(query: query, keys: keys)
+            gate = current
+            opened[index].secret = try current.open(opened[index])
+            opened[index].sealedForAccessControl = false
+        }
+        return opened
+    }
+
+    /// A failure of ``matchingRecords(of:groups:)``: which search failed, and how.
+    struct SearchFailure: Error {
+        let index: Int
+        let failure: any Error
+    }
+
+    /// One search of ``matchingRecords(of:groups:)``, checked: nothing to read (its class
+    /// holds no items, or it asks for none), or what to read.
+    private enum PreparedSearch {
+        case nothing
+        case read(groups: [String]?, wanted: Int?)
+    }
+
+    private func prepareSearch(_ query: ItemQuery, groups: AccessGroups) throws -> PreparedSearch {
+        try validateSearch(query)
+        guard let itemClass = query.itemClass, itemClass.schema != nil else { return .nothing }
+        if let group = query.accessGroup, !groups.canRead(group) { throw AccessGroups.missing(group, write: false) }
+        let wanted: Int? = { if case .many(let n) = query.limit { return n } else { return 1 } }()
+        if wanted == 0 { return .nothing }
+        return .read(groups: groups.readsEverything ? nil : groups.all, wanted: wanted)
+    }
+
+    /// The items of several searches in one call, each as ``matchingRecords(_:groups:)``
+    /// finds them, with the same steps (``prepareSearch(_:groups:)``, the rollback check,
+    /// ``collectMatches(of:groups:wanted:on:)``, ``openingAccessControl(of:for:)``), and
+    /// empty where it reports errSecItemNotFound: the database is checked
+    /// against the rollback anchor once, before the first read, and the searches are read
+    /// one after the other on that connection (each statement, as in every read, sees
+    /// every write committed before it starts). Access control is evaluated after the
+    /// reads, in search order.
+    /// - Throws: ``SearchFailure`` with the failure that separate calls, made in this
+    ///   order, would report first, and the index of the search whose call reports it.
+    func matchingRecords(of queries: [ItemQuery], groups: AccessGroups) throws -> [[ItemRecord]] {
+        // Checks, in order; the first failure ends the call at that search.
+        var plans: [PreparedSearch] = []
+        plans.reserveCapacity(queries.count)
+        var failure: SearchFailure?
+        for (index, query) in queries.enumerated() {
+            do {
+                plans.append(try prepareSearch(query, groups: groups))
+            } catch {
+                failure = SearchFailure(index: index, failure: error)
+                break
             }
-            if let result = ResultBuilder.result(for: record, query: query) { results.append(result) }
         }
-        switch query.limit {
-        case .one: return results.first
-        case .many: return query.hasReturnKeys ? NSArray(array: results) : nil
+        // Reads, on a pooled read connection when the database is in the state the rollback
+        // anchor vouches for; anything else is judged on the writer, under the lock. A
+        // failing read ends the reading; the searches read before it keep their items.
+        var collected: [[ItemRecord]] = []
+        collected.reserveCapacity(plans.count)
+        if let firstRead = plans.firstIndex(where: { if case .read = $0 { return true } else { return false } }) {
+            func collect(on connection: Connection, afterEachSearch: () -> Void = {}) throws {
+                collected.removeAll(keepingCapacity: true)
+                for (index, plan) in plans.enumerated() {
+                    guard case .read(let readable, let wanted) = plan else {
+                        collected.append([])
+                        continue
+                    }
+                    do {
+                        collected.append(try Self.describingDatabaseErrors {
+                            try collectMatches(of: queries[index], groups: readable, wanted: wanted, on: connection)
+                        })
+                    } catch {
+                        throw SearchFailure(index: index, failure: error)
+                    }
+                    afterEachSearch()
+                }
+            }
+            do {
+                // As for one search: the reads first, then the anchor check of the snapshot
+                // they read. Each search is its own read transaction, so they must all have
+                // read the same snapshot (one data version) for that check to cover them.
+                let pooled: Bool? = try reading { reader in
+                    reader.searched = false
+                    var versions: [UInt32?] = []
+                    let outcome: Result<Void, any Error>
+                    do {
+                        try collect(on: reader) { versions.append(reader.storage.dataVersion) }
+                        outcome = .success(())
+                    } catch {
+                        outcome = .failure(error)
+                    }
+                    let oneSnapshot = versions.allSatisfy { $0 != nil && $0 == versions.first ?? nil }
+                    let searched: Bool
+                    if case .success = outcome { searched = reader.searched } else { searched = false }
+                    guard oneSnapshot, try reader.storage.stateMatchesAnchor(afterReading: searched) else { return false }
+                    try outcome.get()
+                    return true
+                }
+                if pooled != true {
+                    try locked {
+                        try storage.checkBeforeRead()
+                        try collect(on: writer)
+                    }
+                }
+            } catch let readFailure as SearchFailure {
+                failure = readFailure
+            } catch {
+                // The rollback check: the first search that reads would report it.
+                collected.removeAll()
+                failure = SearchFailure(index: firstRead, failure: error)
+            }
+        } else {
+            collected = Array(repeating: [], count: plans.count)
         }
+        // Access control, search by search, as each call evaluates it after its read.
+        for index in collected.indices {
+            do {
+                collected[index] = try openingAccessControl(of: collected[index], for: queries[index])
+            } catch {
+                throw SearchFailure(index: index, failure: error)
+            }
+        }
+        if let failure { throw failure }
+        return collected
     }
 
     /// The items `SecItemCopyMatching` answers with for `query`, read on `connection` (at
@@ -504,7 +636,7 @@ final class KeychainEngine: @unchecked Sendable {
                     var sealed = try seal(record, schema: schema)
                     sealed.row.id = record.rowID
                     do {
-                        try storage.update(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName)
+                        try storage.update(sealed.row, firstName: sealed.firstName, secondName: sealed.secondName, label: sealed.label)
                     } catch let error as DatabaseError where error.osStatus == errSecDuplicateItem {
                         throw KeychainFailure(
                             errSecDuplicateItem, "The update would give an item the same primary key as another item; nothing was changed.",
@@ -599,6 +731,7 @@ final class KeychainEngine: @unchecked Sendable {
         } else {
             shape.firstName = query.attributes[first] != nil
             shape.secondName = query.attributes[second] != nil
+            shape.label = query.attributes[Self.labelTag] != nil
             switch query.sync {
             case .only?: shape.sync = 1
             case .any?: shape.sync = 2
@@ -630,6 +763,10 @@ final class KeychainEngine: @unchecked Sendable {
             }
             if let value = query.attributes[second] {
                 statement.bind(nameHash(itemClass, slot: 2, value), at: index)
+                index += 1
+            }
+            if let value = query.attributes[Self.labelTag] {
+                statement.bind(nameHash(itemClass, slot: 3, value), at: index)
                 index += 1
             }
             if case .only(let flag)? = query.sync {
@@ -678,12 +815,17 @@ final class KeychainEngine: @unchecked Sendable {
         }
     }
 
+    /// The label (`kSecAttrLabel`): every class has one, and its keyed hash is the `h3`
+    /// index column.
+    private static let labelTag = "labl"
+
     /// What the candidate SQL depends on.
     private struct QueryShape: Hashable {
         /// 0: none, 1: UUID reference, 2: rowid reference.
         var reference = 0
         var firstName = false
         var secondName = false
+        var label = false
         /// 0: implicit sync = 0, 1: explicit value, 2: any.
         var sync = 0
         /// -1: every group.
@@ -691,21 +833,37 @@ final class KeychainEngine: @unchecked Sendable {
 
         init(groupCount: Int) { self.groupCount = groupCount }
 
+        /// The candidates, by id. Parameters are numbered (`?N`) in the order
+        /// ``KeychainEngine/forEachMatch(of:groups:deleteDamaged:on:_:)`` binds them:
+        /// reference, class, first name, second name, label, sync, groups.
+        ///
+        /// A label lookup takes the rows with that label hash and the rows written before
+        /// the label was indexed (no hash), as two indexed searches merged in id order.
         var sql: String {
-            var sql = "SELECT \(KeychainDatabase.rowColumns) FROM items WHERE "
+            var number = 0
+            func parameter() -> String {
+                number += 1
+                return "?\(number)"
+            }
+            var conditions: String
+            var labelParameter = ""
             switch reference {
-            case 1: sql += "ref = ? AND class = ?"
-            case 2: sql += "id = ? AND class = ?"
+            case 1: conditions = "ref = \(parameter()) AND class = \(parameter())"
+            case 2: conditions = "id = \(parameter()) AND class = \(parameter())"
             default:
-                sql += "class = ?"
-                if firstName { sql += " AND h1 = ?" }
-                if secondName { sql += " AND h2 = ?" }
-                if sync == 0 { sql += " AND sync = 0" } else if sync == 1 { sql += " AND sync = ?" }
+                conditions = "class = \(parameter())"
+                if firstName { conditions += " AND h1 = \(parameter())" }
+                if secondName { conditions += " AND h2 = \(parameter())" }
+                if label { labelParameter = parameter() }
+                if sync == 0 { conditions += " AND sync = 0" } else if sync == 1 { conditions += " AND sync = \(parameter())" }
             }
             if groupCount >= 0 {
-                sql += " AND agrp IN (" + Array(repeating: "?", count: groupCount).joined(separator: ",") + ")"
+                conditions += " AND agrp IN (" + (0..<groupCount).map { _ in parameter() }.joined(separator: ",") + ")"
             }
-            return sql + " ORDER BY id"
+            let select = "SELECT \(KeychainDatabase.rowColumns) FROM items WHERE "
+            guard !labelParameter.isEmpty else { return select + conditions + " ORDER BY id" }
+            return select + conditions + " AND h3 = \(labelParameter) UNION ALL "
+                + select + conditions + " AND h3 IS NULL ORDER BY id"
         }
     }
 
@@ -715,6 +873,7 @@ final class KeychainEngine: @unchecked Sendable {
         var row: StoredRow
         var firstName: Data
         var secondName: Data
+        var label: Data
     }
 
     /// The largest secret and the largest single attribute value an item may hold. Apple
@@ -754,7 +913,8 @@ final class KeychainEngine: @unchecked Sendable {
                 protection: label, reference: record.reference, nonce: sealed.nonce,
                 ciphertext: sealed.ciphertext),
             firstName: nameHash(record.itemClass, slot: 1, record.attributes[first] ?? .string("")),
-            secondName: nameHash(record.itemClass, slot: 2, record.attributes[second] ?? .string("")))
+            secondName: nameHash(record.itemClass, slot: 2, record.attributes[second] ?? .string("")),
+            label: nameHash(record.itemClass, slot: 3, record.attributes[Self.labelTag] ?? .string("")))
     }
 
     /// Decrypts the row the statement is on (columns as in ``KeychainDatabase/rowColumns``),

@@ -24,16 +24,19 @@ struct StoredRow {
 ///
 /// ```
 /// items(id INTEGER PRIMARY KEY, class, pk UNIQUE, h1, h2, agrp, sync, pdmn, ref UNIQUE,
-///       nonce, ciphertext)         index (h1, h2), index (h2)
+///       nonce, ciphertext, h3)     index (h1, h2), index (h2), index (h3, h1)
 /// meta(key PRIMARY KEY, value)     keychain-id, key-check
 /// ```
 /// `h1`/`h2` are keyed hashes of the class's two lookup names (genp: service, account),
-/// so equality lookups stay indexed while names are never stored in plaintext.
+/// `h3` of the label (`kSecAttrLabel`, every class), so equality lookups stay indexed
+/// while names are never stored in plaintext. `h3` came with schema 2: rows written
+/// before it have none (NULL) until they are next rewritten, and a label lookup takes
+/// them as candidates too.
 /// WAL journal, `synchronous=FULL` (an acknowledged write survives power loss), writes
 /// in `BEGIN IMMEDIATE` with a busy timeout so processes sharing the file wait for each
 /// other instead of failing.
 final class KeychainDatabase {
-    static let schemaVersion: Int64 = 1
+    static let schemaVersion: Int64 = 2
     static let busyTimeoutMilliseconds: Int32 = 30_000
 
     let database: Database
@@ -95,6 +98,7 @@ final class KeychainDatabase {
                     // Re-check inside the write lock: another process may have migrated.
                     let current = try userVersion()
                     if current < 1 { try createVersion1(checkValue: checkValue) }
+                    if current < 2 { try addLabelHashes() }
                     try database.execute("PRAGMA user_version=\(Self.schemaVersion)")
                 }
             }
@@ -142,6 +146,18 @@ final class KeychainDatabase {
             try setMeta("keychain-id", Sodium.randomBytes(16))
             try setMeta("key-check", checkValue)
         }
+    }
+
+    /// Schema 2: the keyed hash of the label (`h3`), indexed together with the first name
+    /// so a lookup by service and label reads only its own rows. Existing rows keep NULL
+    /// (their labels are sealed, and the class keys may be locked now); they stay
+    /// candidates of every label lookup until a write seals them again.
+    private func addLabelHashes() throws {
+        try database.execute(
+            """
+            ALTER TABLE items ADD COLUMN h3 BLOB;
+            CREATE INDEX IF NOT EXISTS items_label ON items(h3, h1);
+            """)
     }
 
     private func userVersion() throws -> Int64 {
@@ -393,10 +409,11 @@ final class KeychainDatabase {
         return try statement.step() ? statement.int64(at: 0) : 0
     }
 
-    private static let valueColumns = "id, class, pk, h1, h2, agrp, sync, pdmn, ref, nonce, ciphertext"
+    private static let valueColumns = "id, class, pk, h1, h2, agrp, sync, pdmn, ref, nonce, ciphertext, h3"
 
     /// The value of the row the statement is on (columns as in ``valueColumns``), read in
-    /// place.
+    /// place. The label hash follows the other columns when the row has one, so a row
+    /// written before it (NULL) keeps the value it was anchored with.
     private func value(of statement: Statement, anchor: RollbackAnchor) -> ItemSetDigest {
         anchor.value { feed in
             for column in Int32(0)..<11 {
@@ -406,6 +423,7 @@ final class KeychainDatabase {
                     statement.withBytes(at: column) { feed($0) }
                 }
             }
+            if !statement.isNull(at: 11) { statement.withBytes(at: 11) { feed($0) } }
         }
     }
 
@@ -427,7 +445,7 @@ final class KeychainDatabase {
         if try statement.step() { removed.add(value(of: statement, anchor: anchor)) }
     }
 
-    private func noteAddition(_ row: StoredRow, id: Int64, firstName: Data, secondName: Data) {
+    private func noteAddition(_ row: StoredRow, id: Int64, firstName: Data, secondName: Data, label: Data?) {
         guard let anchor else { return }
         added.add(anchor.value { feed in
             withUnsafeBytes(of: id.littleEndian) { feed($0) }
@@ -438,6 +456,7 @@ final class KeychainDatabase {
             var protection = row.protection
             protection.withUTF8 { feed(UnsafeRawBufferPointer($0)) }
             for data in [row.reference, row.nonce, row.ciphertext] { data.withUnsafeBytes { feed($0) } }
+            label?.withUnsafeBytes { feed($0) }
         })
     }
 
@@ -457,26 +476,31 @@ final class KeychainDatabase {
     static let rowColumns = "id, class, pk, agrp, sync, pdmn, ref, nonce, ciphertext"
 
     /// Inserts a row; a primary-key collision throws errSecDuplicateItem.
-    func insert(_ row: StoredRow, firstName: Data, secondName: Data) throws -> Int64 {
+    func insert(_ row: StoredRow, firstName: Data, secondName: Data, label: Data) throws -> Int64 {
         let statement = try database.cachedStatement(
-            "INSERT INTO items(class, pk, h1, h2, agrp, sync, pdmn, nonce, ciphertext, ref) VALUES (?,?,?,?,?,?,?,?,?,?)")
+            "INSERT INTO items(class, pk, h1, h2, agrp, sync, pdmn, nonce, ciphertext, ref, h3) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
         bindContent(of: row, firstName: firstName, secondName: secondName, to: statement)
         statement.bind(row.reference, at: 10)
+        statement.bind(label, at: 11)
         try statement.run()
         let id = database.lastInsertedRowID
-        noteAddition(row, id: id, firstName: firstName, secondName: secondName)
+        noteAddition(row, id: id, firstName: firstName, secondName: secondName, label: label)
         return id
     }
 
     /// Rewrites a row in place (same id and reference); a primary-key collision throws.
-    func update(_ row: StoredRow, firstName: Data, secondName: Data) throws {
+    /// `label` is the keyed hash of the sealed label; `nil` (a rewrite that does not open
+    /// the item, such as a key-format upgrade) leaves the row without one, a candidate of
+    /// every label lookup.
+    func update(_ row: StoredRow, firstName: Data, secondName: Data, label: Data? = nil) throws {
         try noteRemoval(id: row.id)
         let statement = try database.cachedStatement(
-            "UPDATE items SET class=?, pk=?, h1=?, h2=?, agrp=?, sync=?, pdmn=?, nonce=?, ciphertext=? WHERE id=?")
+            "UPDATE items SET class=?, pk=?, h1=?, h2=?, agrp=?, sync=?, pdmn=?, nonce=?, ciphertext=?, h3=? WHERE id=?")
         bindContent(of: row, firstName: firstName, secondName: secondName, to: statement)
-        statement.bind(row.id, at: 10)
+        if let label { statement.bind(label, at: 10) } else { statement.bindNull(at: 10) }
+        statement.bind(row.id, at: 11)
         try statement.run()
-        noteAddition(row, id: row.id, firstName: firstName, secondName: secondName)
+        noteAddition(row, id: row.id, firstName: firstName, secondName: secondName, label: label)
     }
 
     /// Binds parameters 1 to 9, in the column order insert and update share.

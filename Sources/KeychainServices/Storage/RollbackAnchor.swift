@@ -154,8 +154,9 @@ final class RollbackAnchor {
     // MARK: Row values
 
     /// The keyed value of one row: `fields` calls its argument with each column as stored,
-    /// in the order id, class, pk, h1, h2, agrp, sync, pdmn, ref, nonce, ciphertext (each
-    /// hashed with its length in front, the id and sync flag as 8-byte integers).
+    /// in the order id, class, pk, h1, h2, agrp, sync, pdmn, ref, nonce, ciphertext, and h3
+    /// when the row has one (each hashed with its length in front, the id and sync flag as
+    /// 8-byte integers).
     func value(_ fields: ((UnsafeRawBufferPointer) -> Void) -> Void) -> ItemSetDigest {
         let state = hashState
         key.withUnsafeBytes { keyBytes in

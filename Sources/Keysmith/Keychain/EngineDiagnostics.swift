@@ -25,16 +25,24 @@ func lastEngineRecovery() -> String? { KeychainDiagnostics.lastFailureRecovery }
 /// diagnosis: the engine's record on this thread belongs to an earlier, real call, and
 /// must not be attached to the injected failure.
 enum InjectedCallMarker {
-    private static let key = "com.keysmith.lastCallInjected"
+    /// A thread-specific slot: set (any non-null value) after an injected call, null after
+    /// a real one. Recorded on every keychain call a store makes, so it is a plain
+    /// thread-specific value rather than an entry of the thread's dictionary (which costs
+    /// a dictionary update with a boxed value per call).
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "no thread-specific key is left for the injection marker")
+        return key
+    }()
 
     /// Records whether the call about to be reported was injected.
     static func record(injected: Bool) {
-        Thread.current.threadDictionary[key] = injected
+        pthread_setspecific(key, injected ? UnsafeRawPointer(bitPattern: 1) : nil)
     }
 
     /// Whether the last recorded call on this thread was injected.
     static var lastCallWasInjected: Bool {
-        (Thread.current.threadDictionary[key] as? Bool) ?? false
+        pthread_getspecific(key) != nil
     }
 }
 

@@ -1,5 +1,9 @@
 import Foundation
+#if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
+@_spi(Keysmith) import KeychainServices
+#else
 import KeychainServices
+#endif
 
 /// Typed access to the keychain items of one service: strings, data and `Codable` values
 /// by key, with an explicit accessibility, an optional access group, synchronizable items
@@ -455,6 +459,11 @@ public struct KeychainStore: Sendable {
 
     func read(_ key: String, prompt: String?) throws(KeychainError) -> Data? {
         try validate(key)
+        #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
+        if case .genericPassword(let service) = itemClass {
+            return try readGenericPassword(key, service: service, prompt: prompt)
+        }
+        #endif
         var query = baseQuery(key: key)
         query[kSecReturnData as String] = true
         query[kSecMatchLimit as String] = kSecMatchLimitOne
@@ -477,6 +486,24 @@ public struct KeychainStore: Sendable {
             throw failure(status, .copyMatching, key: key)
         }
     }
+
+    #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
+    /// ``read(_:prompt:)`` of a generic password, without the query dictionary: the same
+    /// search, checks, statuses and diagnosis as the `SecItemCopyMatching` call it stands
+    /// for (``GenericPasswordSearch/equivalentQuery``).
+    func readGenericPassword(_ key: String, service: String, prompt: String?) throws(KeychainError) -> Data? {
+        let search = GenericPasswordSearch(
+            service: service, account: key, accessGroup: accessGroup, synchronizable: synchronizable,
+            matchesAll: false, returnsData: true, operationPrompt: prompt)
+        var items: [GenericPasswordItem] = []
+        let status = call(.copyMatching, key: key) { KeychainCopyGenericPasswords(search, &items) }
+        switch status {
+        case errSecSuccess: return items.first?.data ?? Data()
+        case errSecItemNotFound: return nil
+        default: throw failure(status, .copyMatching, key: key)
+        }
+    }
+    #endif
 
     func validate(_ key: String) throws(KeychainError) {
         guard !key.isEmpty else {

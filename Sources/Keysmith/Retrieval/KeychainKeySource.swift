@@ -1,5 +1,9 @@
 import Foundation
+#if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
+@_spi(Keysmith) import KeychainServices
+#else
 import KeychainServices
+#endif
 
 /// Keys in the keychain: the most secure source, and the first one consulted.
 ///
@@ -222,6 +226,17 @@ public struct KeychainKeySource: KeySource {
     /// Every item of `name`: versioned items (found by label) and an item in the older
     /// one-item layout (account = name).
     private func items(named name: String, withData: Bool) throws -> [Item] {
+        #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
+        // The same two searches, in one keychain call, without query and attribute
+        // dictionaries.
+        let (byLabel, byAccount) = try searchTwice(name, withData: withData)
+        var found = byLabel.filter { $0.name == name }
+        for item in byAccount
+        where !found.contains(where: { $0.account == item.account && $0.accessGroup == item.accessGroup }) {
+            found.append(item)
+        }
+        return found
+        #else
         var byLabel = baseQuery()
         byLabel[kSecAttrLabel as String] = name
         byLabel[kSecMatchLimit as String] = kSecMatchLimitAll
@@ -238,7 +253,36 @@ public struct KeychainKeySource: KeySource {
             found.append(item)
         }
         return found
+        #endif
     }
+
+    #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
+    /// The items of this source's service labelled `name`, and those whose account is
+    /// `name`: the two match-all searches ``copyAll(_:operation:account:)`` runs, made in
+    /// one call; not found is an empty result, and a failure names the account of the
+    /// search that failed, as the separate calls do.
+    private func searchTwice(_ name: String, withData: Bool) throws -> (byLabel: [Item], byAccount: [Item]) {
+        let searches = [
+            GenericPasswordSearch(
+                service: service, label: name, accessGroup: accessGroup, matchesAll: true, returnsData: withData),
+            GenericPasswordSearch(
+                service: service, account: name, accessGroup: accessGroup, matchesAll: true, returnsData: withData),
+        ]
+        var results: [[GenericPasswordItem]] = []
+        var failedSearch: Int?
+        let status = KeychainCopyGenericPasswords(searches, &results, failedSearch: &failedSearch)
+        guard status == errSecSuccess, results.count == 2 else {
+            throw KeyRetrievalError.keychain(
+                operation: "lookup", status: status, service: service, account: failedSearch == 1 ? name : nil)
+        }
+        let items = results.map { matches in
+            matches.map {
+                item(account: $0.account, label: $0.label, comment: $0.comment, group: $0.accessGroup, data: $0.data)
+            }
+        }
+        return (items[0], items[1])
+    }
+    #endif
 
     /// Runs a match-all query; not found is an empty result.
     private func copyAll(_ query: [String: Any], operation: String, account: String?) throws -> [[String: Any]] {
@@ -254,11 +298,17 @@ public struct KeychainKeySource: KeySource {
     /// Reads one returned attribute dictionary: `name@version` accounts with a label are
     /// versioned items; anything else is a one-item-per-key item named by its account.
     private func item(from attributes: [String: Any]) -> Item {
-        let account = attributes[kSecAttrAccount as String] as? String ?? ""
-        let label = attributes[kSecAttrLabel as String] as? String
-        let comment = attributes[kSecAttrComment as String] as? String
-        let group = attributes[kSecAttrAccessGroup as String] as? String
-        let data = attributes[kSecValueData as String] as? Data
+        item(
+            account: attributes[kSecAttrAccount as String] as? String,
+            label: attributes[kSecAttrLabel as String] as? String,
+            comment: attributes[kSecAttrComment as String] as? String,
+            group: attributes[kSecAttrAccessGroup as String] as? String,
+            data: attributes[kSecValueData as String] as? Data)
+    }
+
+    /// An item from its attributes, as ``item(from:)`` reads them.
+    private func item(account: String?, label: String?, comment: String?, group: String?, data: Data?) -> Item {
+        let account = account ?? ""
         if let label, account.hasPrefix(label + "@"), account.utf8.count > label.utf8.count + 1 {
             let suffix = String(account.dropFirst(label.count + 1))
             return Item(account: account, name: label, version: comment ?? suffix, accessGroup: group, data: data)
