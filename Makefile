@@ -22,7 +22,9 @@ SUDO := $(shell [ "$$(id -u)" = "0" ] && echo "" || echo "sudo")
 # (keysmith-fleet, the fleet commands' etcd client; keysmith itself does not link it)
 # needs libcurl's development files.
 STATIC_BUILD := --static-swift-stdlib --scratch-path .build/static
-STATIC_APT_PACKAGES := $(APT_PACKAGES) libcurl4-openssl-dev
+# What building the installed tools needs, and nothing the tests alone need (etcd, fprintd, ...).
+BUILD_APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config gcc libpam0g-dev libsystemd-dev
+STATIC_APT_PACKAGES := $(BUILD_APT_PACKAGES) libcurl4-openssl-dev
 
 PREFIX ?= /usr/local
 # What `make install` puts in $(PREFIX)/bin (and `make uninstall` removes): the keysmith tool,

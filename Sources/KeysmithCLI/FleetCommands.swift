@@ -9,7 +9,7 @@ import Musl
 import Darwin
 #endif
 
-// `keysmith fleet …` and `--fleet` of resolve and explain: what the tool knows about them
+// `keysmith fleet …` and `--fleet` of resolve, explain and audit: what the tool knows about them
 // without the etcd client. The client (KeysmithEtcd, over Foundation's networking part and
 // libcurl) is linked only into `keysmith-fleet`, installed beside `keysmith`; the `keysmith`
 // process runs it in its own place (exec, same arguments, environment, standard streams and
@@ -25,7 +25,7 @@ public enum FleetCommands {
     /// The name of the executable that holds the etcd client, installed beside `keysmith`.
     public static let executableName = "keysmith-fleet"
 
-    /// `--fleet`, for resolve and explain.
+    /// `--fleet`, for resolve, explain and audit.
     static let fleetOption = OptionSpec(
         long: "fleet",
         help: "Also consult the fleet's keys in etcd (set up with keysmith fleet init or join), after the other "
@@ -33,7 +33,7 @@ public enum FleetCommands {
             + "location says it is an offline copy and when etcd last confirmed it.")
 
     /// Whether a parsed command line needs the fleet implementation: the `fleet` command, or
-    /// `--fleet` of resolve and explain.
+    /// `--fleet` of resolve, explain and audit.
     /// - Parameters:
     ///   - command: The command being run.
     ///   - arguments: Its parsed arguments.
@@ -81,7 +81,7 @@ public enum FleetCommands {
         let reason = String(cString: strerror(errno))
         return .failure(
             "the fleet commands are in \(executableName), which could not be started from \(path): \(reason).",
-            recovery: "install \(executableName) beside keysmith (make install installs both).")
+            recovery: "install \(executableName) beside keysmith (make install installs both; in a checkout, swift build --product \(executableName)).")
     }
 
     /// `keysmith-fleet` in the directory of the running executable.
@@ -124,7 +124,7 @@ public protocol FleetImplementation: Sendable {
     /// - Throws: The command's failure.
     func runFleetCommand(_ invocation: CommandInvocation) throws(CommandLineError)
 
-    /// The fleet source for `--fleet` of resolve and explain.
+    /// The fleet source for `--fleet` of resolve, explain and audit.
     /// - Parameter invocation: The running command.
     /// - Returns: The source.
     /// - Throws: A failure when this keychain has no fleet.
@@ -174,7 +174,7 @@ private let fleetCommand = Command(
         + "      One line per change, \"ID VERSION\" for a new version (\"ID VERSION retired\", \"ID VERSION "
         + "refused\" for the others), until N changes or SECONDS have passed; standard error says when the watch "
         + "is live. Exit status 1 when --count changes did not come within --timeout.\n\n"
-        + "resolve ID --fleet and explain ID --fleet consult the fleet after the keychain and the other sources.\n\n"
+        + "resolve ID --fleet, explain ID --fleet and audit --fleet consult the fleet after the keychain and the other sources.\n\n"
         + "Examples:\n\n"
         + "  keysmith fleet init --endpoints http://10.0.0.1:2379,http://10.0.0.2:2379 --prefix /keysmith/prod/\n"
         + "  printf '%s' \"$PASSPHRASE\" | keysmith fleet export-key fleet.key --stdin\n"

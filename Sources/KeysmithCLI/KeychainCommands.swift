@@ -33,7 +33,7 @@ public enum GlobalOptions {
     static let version = OptionSpec(name: "tool-version", long: "version", help: "Print the version of keysmith and exit.")
 
     /// The version `keysmith --version` prints.
-    public static let toolVersion = "0.9.0"
+    public static let toolVersion = "0.10.0"
 }
 
 /// The settings of one run that come from the global options and the environment.

@@ -317,7 +317,7 @@ final class RollbackAnchor {
 
     /// Whether the anchor's path still names `snapshot`'s file, unchanged:
     /// ``pathNamesFile(of:)`` and ``fileHoldsAuthenticatedBytes(of:)``. (Two system calls
-    /// and a comparison of 153 bytes, where reading it afresh takes four, a keyed hash and
+    /// and a comparison of 137 bytes, where reading it afresh takes four, a keyed hash and
     /// the parsing.)
     ///
     /// `false` means "read it afresh" (``snapshot()``), not "damaged".
