@@ -21,7 +21,13 @@ SUDO := $(shell [ "$$(id -u)" = "0" ] && echo "" || echo "sudo")
 # package are not rebuilt with other flags. Linking Foundation's networking part statically
 # (keysmith-fleet, the fleet commands' etcd client; keysmith itself does not link it)
 # needs libcurl's development files.
-STATIC_BUILD := --static-swift-stdlib --scratch-path .build/static
+# The package's own code refers to its generic types (a dictionary keyed by an enum, say)
+# through metadata accessors that hand over the conformances they need, instead of through
+# mangled type names the runtime resolves by searching every protocol conformance of the
+# program (each new type-protocol pair one search of the 80 MB binary, about 200k
+# instructions): a lookup runs 9.8M instructions instead of 11.4M.
+STATIC_BUILD := --static-swift-stdlib --scratch-path .build/static \
+	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
 STATIC_APT_PACKAGES := $(APT_PACKAGES) libcurl4-openssl-dev
 
 PREFIX ?= /usr/local
