@@ -60,6 +60,25 @@ struct OpenPathEquivalenceTests {
         #expect(KeyHierarchy.hexadecimal(Data([0x0f, 0xa0])) == "0fa0")
     }
 
+    /// The empty-database check (a `stat` now): an empty database file without a key file
+    /// is a keychain still to be made, so the first add creates the key; a database with
+    /// content whose key file is missing is refused rather than given a new key.
+    @Test func emptyDatabaseFileStartsAKeychainAndAFullOneNeedsItsKey() throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        try FileManager.default.createDirectory(
+            at: keychain.directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let database = keychain.directory.appendingPathComponent(KeychainEngine.databaseName).path
+        #expect(FileManager.default.createFile(atPath: database, contents: Data(), attributes: [.posixPermissions: 0o600]))
+        keychain.run { #expect(SecItemAdd(genp().with(kSecValueData, Data("1".utf8)) as CFDictionary, nil) == errSecSuccess) }
+        KeychainEngine.close(directory: keychain.directory)
+        let keyFile = keychain.directory.appendingPathComponent(KeychainEngine.keyFileName).path
+        #expect(FileManager.default.fileExists(atPath: keyFile))
+        try FileManager.default.removeItem(atPath: keyFile)
+        keychain.run { #expect(SecItemCopyMatching(genp() as CFDictionary, nil) == errSecNotAvailable) }
+        #expect(!FileManager.default.fileExists(atPath: keyFile), "no new key is made for a keychain with items")
+    }
+
     @Test func machineIdentityTrimsAsBefore() throws {
         // The variable wins over /etc/machine-id and is used as given (not trimmed).
         #expect(try MachineIdentity.current(["KEYSMITH_MACHINE_ID": " id "]) == Data(" id ".utf8))
