@@ -442,13 +442,14 @@ func benchmarkDocument(
           9.8M instructions. Five searches are left, each paid by whichever code comes first (so
           removing one use of a type only moves it): the query dictionary bridged to
           `NSDictionary` (two), `URL.standardizedFileURL` (Foundation's `Set<UInt8>`), a `Data`
-          made from a string's UTF-8 view, and `joined()` in the search's SQL. Median of 60
-          interleaved runs on a loaded machine: 5.1 ms against 6.2 ms before, the empty program
-          1.6 ms. Still there, by instructions: the dynamic loader 45%, the rollback check at open
-          recomputing every row's value (1.26M for 100 items, a guarantee), three SQLite
-          connections each parsing the schema (the writer, the read pool's reader, and the key
-          hierarchy's own, which watches `data_version`). Peak memory is still about 18 MB: one
-          conformance search reads descriptors across the whole binary.
+          made from a string's UTF-8 view, and `joined()` in the search's SQL. `keysmith-bench
+          --only process 30` on a loaded machine: 6.29 ms before, 5.30 ms, 5.17 ms with the
+          accessors, the empty program 1.5 ms (+4.77, +3.83 and +3.71 ms above it). Still there,
+          by instructions: the dynamic loader 45%, the rollback check at open recomputing every
+          row's value (1.26M for 100 items, a guarantee), three SQLite connections each parsing
+          the schema (the writer, the read pool's reader, and the key hierarchy's own, which
+          watches `data_version`). Peak memory 17.2 MiB against 18.3 MiB: one conformance search
+          still reads descriptors across the whole binary.
         - **Start-up decision**: `make install` ships the statically linked tools (and `make bench`
           measures those): they start in about two thirds of the time and use less memory, and the
           cost, an 80 MB binary instead of 10 MB, matters little for a tool installed once.
