@@ -199,7 +199,7 @@ public struct KeychainEnvironment: Sendable, Hashable, CustomStringConvertible {
         var applicationIdentifier: String?
         var issue: ConfigurationIssue?
         if let list = variables["KEYSMITH_ACCESS_GROUPS"] {
-            groups = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            groups = list.split(separator: ",").map { $0.trimmingScalars(where: ProcessVariables.isWhitespace) }
                 .filter { !$0.isEmpty }
             if groups.isEmpty {
                 // Set but empty (a deployment template with a blank value): no groups, as
@@ -340,6 +340,59 @@ struct Entitlements {
         let team = identifier[..<dot]
         guard team.count == 10, team.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return nil }
         return String(team)
+    }
+}
+
+/// The few environment variables opening a keychain reads, looked up one by one with
+/// `getenv` rather than by converting the whole environment into a dictionary
+/// (`ProcessInfo.environment`), and the whitespace rules that trim them.
+enum ProcessVariables {
+    /// This process's values of `names` (those that are set), as
+    /// `ProcessInfo.processInfo.environment` would give them.
+    static func named(_ names: String...) -> [String: String] {
+        var variables: [String: String] = [:]
+        for name in names {
+            if let value = getenv(name) { variables[name] = String(cString: value) }
+        }
+        return variables
+    }
+
+    /// Whether `scalar` is in `CharacterSet.whitespaces`: space separators (Unicode
+    /// general category Zs, as Foundation lists them, with U+200B) and the tab.
+    static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09, 0x20, 0xA0, 0x1680, 0x2000...0x200B, 0x202F, 0x205F, 0x3000: return true
+        default: return false
+        }
+    }
+
+    /// Whether `scalar` is in `CharacterSet.whitespacesAndNewlines`: ``isWhitespace(_:)``
+    /// and the newlines (U+000A to U+000D, U+0085, U+2028, U+2029).
+    static func isWhitespaceOrNewline(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0A...0x0D, 0x85, 0x2028, 0x2029: return true
+        default: return isWhitespace(scalar)
+        }
+    }
+}
+
+extension String {
+    /// This string without the leading and trailing Unicode scalars `isTrimmed` accepts:
+    /// what `trimmingCharacters(in:)` gives for the matching character set, in plain Swift
+    /// (Foundation's version goes through NSString, which costs a first-use setup that a
+    /// short-lived process pays in full).
+    func trimmingScalars(where isTrimmed: (Unicode.Scalar) -> Bool) -> String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !isTrimmed($0) }) else { return "" }
+        let last = scalars.lastIndex(where: { !isTrimmed($0) })!
+        return String(scalars[first...last])
+    }
+}
+
+extension Substring {
+    /// ``Swift/String/trimmingScalars(where:)`` for a part of a string.
+    func trimmingScalars(where isTrimmed: (Unicode.Scalar) -> Bool) -> String {
+        String(self).trimmingScalars(where: isTrimmed)
     }
 }
 #endif

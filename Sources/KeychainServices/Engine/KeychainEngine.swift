@@ -79,9 +79,13 @@ final class KeychainEngine: @unchecked Sendable {
         lastConfirmed = DispatchTime.now().uptimeNanoseconds
     }
 
+    /// Whether the database file is empty (or cannot be examined): a `stat`, not
+    /// FileManager's attribute dictionary, whose `Any` values cost a conformance search
+    /// when cast.
     private static func isEmptyDatabase(_ url: URL) -> Bool {
-        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
-        return size == 0
+        var info = stat()
+        guard stat(url.path, &info) == 0 else { return true }
+        return info.st_size == 0
     }
 
     // MARK: Shared engines

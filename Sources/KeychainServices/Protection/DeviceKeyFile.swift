@@ -77,8 +77,7 @@ enum DeviceKeyFile {
     static func removeInterruptedCopies(of url: URL) {
         let directory = url.deletingLastPathComponent()
         let prefix = ".\(url.lastPathComponent)."
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
-        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
+        for name in entryNames(of: directory.path) where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
             let middle = name.dropFirst(prefix.count).dropLast(4).split(separator: ".", omittingEmptySubsequences: false)
             guard middle.count == 2, middle.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isNumber) }) else { continue }
             let path = directory.appendingPathComponent(name).path
@@ -86,6 +85,22 @@ enum DeviceKeyFile {
             guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else { continue }
             unlink(path)
         }
+    }
+
+    /// The names in the directory at `path` (none when it cannot be read), read with
+    /// `readdir`: every open looks, and FileManager's listing costs a short-lived process
+    /// several times as much.
+    private static func entryNames(of path: String) -> [String] {
+        guard let stream = opendir(path) else { return [] }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
     }
 
     /// Reads the key at `url`, or `nil` when there is no file.

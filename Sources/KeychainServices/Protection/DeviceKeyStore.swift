@@ -61,7 +61,10 @@ enum DeviceKeyStore {
 
     /// The device key of the keychain whose key file would be `keyFile`.
     /// - Parameter create: Whether a missing key file may be created (a new keychain).
-    static func load(keyFile: URL, create: Bool, _ variables: [String: String] = ProcessInfo.processInfo.environment) throws -> SecretKey {
+    static func load(
+        keyFile: URL, create: Bool,
+        _ variables: [String: String] = ProcessVariables.named("CREDENTIALS_DIRECTORY", "KEYSMITH_KEY_STORE")
+    ) throws -> SecretKey {
         switch try chosen(variables) {
         case .file:
             return try DeviceKeyFile.loadOrCreate(at: keyFile, create: create)

@@ -87,7 +87,20 @@ final class KeyHierarchy: @unchecked Sendable {
         wrapBase = Sodium.deriveKey(from: deviceKey, id: 200, context: "kswrap02")
         machineID = try MachineIdentity.current()
         let tag = Self.hash(key: indexKey, parts: [Data("machine-tag".utf8), machineID], length: 16)
-        machineTag = tag.withUnsafeBytes { $0.prefix(8).map { String(format: "%02x", $0) }.joined() }
+        machineTag = tag.withUnsafeBytes { Self.hexadecimal($0.prefix(8)) }
+    }
+
+    /// Lowercase hexadecimal, two digits a byte (as `String(format: "%02x")` gives, without
+    /// its variadic-argument and locale machinery).
+    static func hexadecimal<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     // MARK: Opening and upgrading

@@ -6,13 +6,13 @@ import Foundation
 /// random per-installation id), read when a keychain is opened.
 enum MachineIdentity {
     /// The identity bytes, or a failure that says how to provide one.
-    static func current(_ variables: [String: String] = ProcessInfo.processInfo.environment) throws -> Data {
+    static func current(_ variables: [String: String] = ProcessVariables.named("KEYSMITH_MACHINE_ID")) throws -> Data {
         if let given = variables["KEYSMITH_MACHINE_ID"], !given.isEmpty {
             return Data(given.utf8)
         }
         for path in ["/etc/machine-id", "/var/lib/dbus/machine-id"] {
             if let text = try? String(contentsOfFile: path, encoding: .utf8) {
-                let id = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                let id = text.trimmingScalars(where: ProcessVariables.isWhitespaceOrNewline)
                 if !id.isEmpty { return Data(id.utf8) }
             }
         }
