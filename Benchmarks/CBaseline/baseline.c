@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <sys/wait.h>
 
 static unsigned char index_key[32];
 static unsigned char item_key[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
@@ -28,6 +30,9 @@ static void init_keys(void) {
     static int ready = 0;
     if (ready) return;
     if (sodium_init() < 0) return;
+    // As the keychain does: no global allocation statistics (a process-wide mutex on every
+    // allocation). Fails harmlessly when SQLite was initialized first.
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     memset(index_key, 7, sizeof index_key);
     memset(item_key, 9, sizeof item_key);
     ready = 1;
@@ -74,10 +79,19 @@ int keysmith_baseline_prepare(const char *path, int item_count, int value_size) 
     return 0;
 }
 
+/// One reader's loop: `lookups` random names among items [first, first + count).
+static int64_t read_loop(sqlite3 *db, int first, int count, int lookups, uint32_t seed);
+
 int64_t keysmith_baseline_read(const char *path, int item_count, int lookups, uint32_t seed) {
     init_keys();
     sqlite3 *db;
     if (open_db(path, &db, 0) != 0) return -1;
+    int64_t elapsed = read_loop(db, 0, item_count, lookups, seed);
+    sqlite3_close(db);
+    return elapsed;
+}
+
+static int64_t read_loop(sqlite3 *db, int first, int count, int lookups, uint32_t seed) {
     sqlite3_stmt *select;
     sqlite3_prepare_v2(db, "SELECT nonce, ct FROM items WHERE h = ?", -1, &select, NULL);
     unsigned char hash[16];
@@ -86,7 +100,7 @@ int64_t keysmith_baseline_read(const char *path, int item_count, int lookups, ui
     int64_t start = now_ns();
     for (int n = 0; n < lookups; n++) {
         state = state * 1664525u + 1013904223u;
-        int index = (int)(state % (uint32_t)item_count);
+        int index = first + (int)(state % (uint32_t)count);
         name_hash(index, hash);
         sqlite3_bind_blob(select, 1, hash, 16, SQLITE_STATIC);
         if (sqlite3_step(select) != SQLITE_ROW) { start = -1; break; }
@@ -103,8 +117,98 @@ int64_t keysmith_baseline_read(const char *path, int item_count, int lookups, ui
     }
     int64_t elapsed = start < 0 ? -1 : now_ns() - start;
     sqlite3_finalize(select);
-    sqlite3_close(db);
     return elapsed;
+}
+
+struct reader {
+    const char *path;
+    int first, count, lookups;
+    uint32_t seed;
+    pthread_barrier_t *ready;
+    int failed;
+};
+
+static void *reader_thread(void *argument) {
+    struct reader *reader = argument;
+    sqlite3 *db;
+    int opened = open_db(reader->path, &db, 0) == 0;
+    // Warm up (the page cache and the statement) before the clock starts.
+    if (opened && read_loop(db, reader->first, reader->count, 100, reader->seed + 7) < 0) opened = 0;
+    pthread_barrier_wait(reader->ready);
+    reader->failed = !opened || read_loop(db, reader->first, reader->count, reader->lookups, reader->seed) < 0;
+    if (opened) sqlite3_close(db);
+    return NULL;
+}
+
+int64_t keysmith_baseline_read_threads(const char *path, int item_count, int lookups, int threads) {
+    init_keys();
+    if (threads < 1 || threads > 16) return -1;
+    pthread_t ids[16];
+    struct reader readers[16];
+    pthread_barrier_t ready;
+    pthread_barrier_init(&ready, NULL, (unsigned)threads + 1);
+    int share = item_count / threads;
+    for (int i = 0; i < threads; i++) {
+        readers[i] = (struct reader){path, i * share, share, lookups, (uint32_t)i + 1, &ready, 0};
+        pthread_create(&ids[i], NULL, reader_thread, &readers[i]);
+    }
+    pthread_barrier_wait(&ready);
+    int64_t start = now_ns();
+    int failed = 0;
+    for (int i = 0; i < threads; i++) {
+        pthread_join(ids[i], NULL);
+        failed |= readers[i].failed;
+    }
+    int64_t elapsed = now_ns() - start;
+    pthread_barrier_destroy(&ready);
+    return failed ? -1 : elapsed;
+}
+
+int64_t keysmith_baseline_read_processes(const char *path, int item_count, int lookups, int processes) {
+    init_keys();
+    if (processes < 1 || processes > 16) return -1;
+    int ready[2], go[2];
+    if (pipe(ready) != 0) return -1;
+    if (pipe(go) != 0) { close(ready[0]); close(ready[1]); return -1; }
+    pid_t pids[16];
+    int started = 0, share = item_count / processes;
+    for (int i = 0; i < processes; i++) {
+        pid_t pid = fork();
+        if (pid < 0) break;
+        if (pid == 0) {
+            // The child opens its own connection (none is open in this function before fork).
+            close(ready[0]);
+            close(go[1]);
+            sqlite3 *db;
+            int opened = open_db(path, &db, 0) == 0;
+            if (opened && read_loop(db, i * share, share, 100, (uint32_t)i + 7) < 0) opened = 0;
+            char byte = 'r';
+            if (write(ready[1], &byte, 1) != 1) _exit(3);
+            if (read(go[0], &byte, 1) != 1) _exit(3);
+            int failed = !opened || read_loop(db, i * share, share, lookups, (uint32_t)i + 1) < 0;
+            _exit(failed ? 1 : 0);
+        }
+        pids[started++] = pid;
+    }
+    close(ready[1]);
+    close(go[0]);
+    int failed = started != processes;
+    for (int i = 0; i < started; i++) {
+        char byte;
+        if (read(ready[0], &byte, 1) != 1) failed = 1;
+    }
+    int64_t start = now_ns();
+    char signal[16];
+    memset(signal, 'g', sizeof signal);
+    if (write(go[1], signal, (size_t)started) != started) failed = 1;
+    for (int i = 0; i < started; i++) {
+        int status = 0;
+        if (waitpid(pids[i], &status, 0) != pids[i] || !WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = 1;
+    }
+    int64_t elapsed = now_ns() - start;
+    close(ready[0]);
+    close(go[1]);
+    return failed ? -1 : elapsed;
 }
 
 static int64_t write_loop(const char *path, int writes, int full, int value_size, int erasing);

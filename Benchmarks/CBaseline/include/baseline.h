@@ -13,6 +13,15 @@ int keysmith_baseline_prepare(const char *path, int item_count, int value_size);
 /// nanoseconds spent, or -1 on failure. Opens and closes its own connection.
 int64_t keysmith_baseline_read(const char *path, int item_count, int lookups, uint32_t seed);
 
+/// Read throughput at the C limit: `threads` threads (at most 16), each with its own
+/// connection, each doing `lookups` random reads of its own share of the `item_count` rows,
+/// all started at once after a warm-up. Returns the wall-clock nanoseconds until the last
+/// finished, or -1 on failure.
+int64_t keysmith_baseline_read_threads(const char *path, int item_count, int lookups, int threads);
+
+/// The same with `processes` forked processes (at most 16) instead of threads.
+int64_t keysmith_baseline_read_processes(const char *path, int item_count, int lookups, int processes);
+
 /// Durable writes: `writes` upserts of one row each in its own transaction with
 /// synchronous=FULL (`full` != 0) or NORMAL; returns total nanoseconds or -1.
 int64_t keysmith_baseline_write(const char *path, int writes, int full, int value_size);

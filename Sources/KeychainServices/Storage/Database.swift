@@ -14,6 +14,7 @@ final class Database {
     /// Opens (creating when asked) the database at `path`.
     /// - Throws: ``DatabaseError`` when SQLite cannot open the file.
     init(path: String, create: Bool) throws {
+        _ = Self.processConfiguration
         var handle: OpaquePointer?
         // NOFOLLOW: the engine checked the file (not a link, ours, private) and SQLite
         // reopens it by name, so a link put there in between must not be followed.
@@ -29,6 +30,14 @@ final class Database {
         self.path = path
         sqlite3_extended_result_codes(handle, 1)
     }
+
+    /// Process-wide SQLite settings, made once before the first connection opens: no global
+    /// allocation statistics (the keychain never reads them, and keeping them serializes
+    /// every allocation of every thread's connection on one mutex). Ignored, harmlessly, if
+    /// something else in the process used SQLite first.
+    private static let processConfiguration: Void = {
+        _ = keysmith_sqlite_disable_memory_statistics()
+    }()
 
     deinit {
         statementCache.removeAll()
