@@ -67,4 +67,32 @@ enum ProtectionBenchmark {
             ]
         }
     }
+
+    /// Untimed, for callgrind (`--only protection-calls a|d COUNT`): `count` reads of one
+    /// WhenUnlocked (a) or Always (d) item of an unlocked keychain with a passphrase; the
+    /// difference between two counts is the cost of one read of that class.
+    static func runCalls(classA: Bool, count: Int) {
+        let directory = temporaryDirectory("protection-calls")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let environment = KeychainEnvironment(directory: directory, accessGroups: ["com.keysmith.bench"])
+        KeychainEnvironment.withEnvironment(environment) {
+            defer { try? KeychainEnvironment.lock(evictingFirstUnlock: true) }
+            precondition((try? KeychainEnvironment.setPassphrase("benchmark passphrase", old: nil)) != nil)
+            let add: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "com.keysmith.bench",
+                kSecAttrAccount as String: "item",
+                kSecAttrAccessible as String: classA ? kSecAttrAccessibleWhenUnlocked : kSecAttrAccessibleAlways,
+                kSecValueData as String: Data(repeating: 7, count: 200),
+            ]
+            precondition(SecItemAdd(add as CFDictionary, nil) == errSecSuccess)
+            let query = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "com.keysmith.bench",
+                kSecAttrAccount as String: "item", kSecReturnData as String: true,
+            ] as CFDictionary
+            for _ in 0..<count {
+                var result: CFTypeRef?
+                precondition(SecItemCopyMatching(query, &result) == errSecSuccess)
+            }
+        }
+    }
 }

@@ -10,7 +10,7 @@
 //   keysmith-bench --only erasure|write|node   one benchmark: erasing old data on a write,
 //                                         the durable SecItemUpdate at 100 items, or a get
 //                                         from Node against the Swift KeychainStore read
-//   keysmith-bench --only reads [N] | typed | throughput | protection | process [RUNS]
+//   keysmith-bench --only reads [N] | typed | throughput | protection | protection-calls a|d [COUNT] | process [RUNS]
 //                  one group of rows: reads at N items against the C limit; KeychainStore
 //                  and KeyRetriever against SecItemCopyMatching; 2 readers against 1; class A
 //                  against class D; the CLI as a whole process (without secret-tool)
@@ -50,13 +50,19 @@ if CommandLine.arguments.dropFirst().first == "--only" {
     case "typed": selected = StoreReadBenchmark(itemCount: 100).rows()
     case "throughput": selected = ThroughputBenchmark.rows()
     case "protection": selected = ProtectionBenchmark.rows()
+    case "protection-calls":
+        // Untimed, for callgrind: COUNT reads of a class A (a) or class D (d) item.
+        ProtectionBenchmark.runCalls(
+            classA: CommandLine.arguments.dropFirst(3).first != "d",
+            count: Int(CommandLine.arguments.dropFirst(4).first ?? "") ?? 1_000)
+        exit(0)
     case "process":
         selected = ProcessBenchmark(
             runs: Int(CommandLine.arguments.dropFirst(3).first ?? "") ?? 30, itemCount: 100, session: nil
         ).run()
     default:
         FileHandle.standardError.write(Data(
-            "usage: keysmith-bench --only erasure|write|node|reads [N]|read-calls prebuilt|app-style [COUNT]|typed|throughput|protection|process [RUNS]\n".utf8))
+            "usage: keysmith-bench --only erasure|write|node|reads [N]|read-calls prebuilt|app-style [COUNT]|typed|throughput|protection|protection-calls a|d [COUNT]|process [RUNS]\n".utf8))
         exit(2)
     }
     for row in selected {

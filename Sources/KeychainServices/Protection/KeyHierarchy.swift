@@ -52,12 +52,24 @@ final class KeyHierarchy: @unchecked Sendable {
     private let machineID: Data
     private let lock = NSLock()
     private var store: ProtectionStore?
-    private(set) var keychainID = Data()
-    private var records = ProtectionRecords()
+    private(set) var keychainID = Data() {
+        didSet { lockStateNames = [.a: LockStateStore.Name(.a, keychainID: keychainID), .c: LockStateStore.Name(.c, keychainID: keychainID)] }
+    }
+    /// The kernel-keyring names of this keychain's unlock secrets (made once, not per read).
+    private var lockStateNames: [LockStateStore.Slot: LockStateStore.Name] = [:]
+    private var records = ProtectionRecords() {
+        didSet { wrappedByClass = KeyClass.allCases.map { records.wrapped[$0] } }
+    }
+    /// `records.wrapped` by ``KeyClass/index``: the read path looks a record up without
+    /// hashing.
+    private var wrappedByClass: [Data?] = Array(repeating: nil, count: KeyClass.allCases.count)
     private var dataVersion: Int64 = -1
-    /// Unwrapped class keys with what they were unwrapped from (record and secret).
-    private var classKeys: [KeyClass: CachedClassKey] = [:]
-    private var itemKeys: [ProtectionClass: (classKey: ObjectIdentifier, key: SecretKey)] = [:]
+    /// Unwrapped class keys with what they were unwrapped from (record and secret), by
+    /// ``KeyClass/index``.
+    private var classKeys: [CachedClassKey?] = Array(repeating: nil, count: KeyClass.allCases.count)
+    /// Derived item keys by ``ProtectionClass`` position in `allCases`, with the class key
+    /// they were derived from.
+    private var itemKeys: [(classKey: ObjectIdentifier, key: SecretKey)?] = Array(repeating: nil, count: ProtectionClass.allCases.count)
     /// Where unlock secrets are read to (used with the lock held; zeroed after each use).
     private let scratch = SecretKey(uninitializedCount: Sodium.keyLength)
 
@@ -67,6 +79,15 @@ final class KeyHierarchy: @unchecked Sendable {
     /// A protection group: which class key an accessibility uses, and when it is available.
     enum KeyClass: String, CaseIterable {
         case a, c, d
+
+        /// The position in `allCases`, for the small tables of the read path.
+        var index: Int {
+            switch self {
+            case .a: return 0
+            case .c: return 1
+            case .d: return 2
+            }
+        }
     }
 
     private struct CachedClassKey {
@@ -196,8 +217,8 @@ final class KeyHierarchy: @unchecked Sendable {
 
     private func dropKeys() {
         // SecretKey frees with sodium_free, which zeroes the memory first.
-        classKeys.removeAll()
-        itemKeys.removeAll()
+        for index in classKeys.indices { classKeys[index] = nil }
+        for index in itemKeys.indices { itemKeys[index] = nil }
     }
 
     // MARK: Item keys
@@ -217,9 +238,10 @@ final class KeyHierarchy: @unchecked Sendable {
             throw Self.noPasscode
         }
         let classKey = try unwrappedClassKey(protection.keyClass)
-        if let cached = itemKeys[protection], cached.classKey == ObjectIdentifier(classKey) { return cached.key }
+        let slot = protection.tableIndex
+        if let cached = itemKeys[slot], cached.classKey == ObjectIdentifier(classKey) { return cached.key }
         let key = derivedItemKey(protection, classKey: classKey)
-        itemKeys[protection] = (ObjectIdentifier(classKey), key)
+        itemKeys[slot] = (ObjectIdentifier(classKey), key)
         return key
     }
 
@@ -243,7 +265,7 @@ final class KeyHierarchy: @unchecked Sendable {
 
     /// The class key, unwrapped with what the lock state holds now.
     private func unwrappedClassKey(_ keyClass: KeyClass) throws -> SecretKey {
-        guard let record = records.wrapped[keyClass] else {
+        guard let record = wrappedByClass[keyClass.index] else {
             throw KeychainFailure(
                 errSecDecode, "The keychain's \(keyClass.rawValue.uppercased()) class key record is missing.",
                 recovery: "The database is damaged; restore it from a backup.")
@@ -252,16 +274,16 @@ final class KeyHierarchy: @unchecked Sendable {
         var secret: SecretKey?
         if bound {
             // Read into locked scratch memory; a copy is made only when the secret changed.
-            guard let slot = keyClass.slot, LockStateStore.read(slot, keychainID: keychainID, into: scratch) else {
+            guard let slot = keyClass.slot, let name = lockStateNames[slot], LockStateStore.read(name, into: scratch) else {
                 forget(keyClass)
                 throw Self.locked(keyClass)
             }
             defer { scratch.withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) } }
-            if let cached = classKeys[keyClass], cached.record == record, Self.sameSecret(cached.secret, scratch) {
+            if let cached = classKeys[keyClass.index], cached.record == record, Self.sameSecret(cached.secret, scratch) {
                 return cached.key
             }
             secret = scratch.withUnsafeBytes { SecretKey(copying: $0) }
-        } else if let cached = classKeys[keyClass], cached.record == record, cached.secret == nil {
+        } else if let cached = classKeys[keyClass.index], cached.record == record, cached.secret == nil {
             return cached.key
         }
         guard let key = unwrap(record, keyClass: keyClass, secret: secret) else {
@@ -271,13 +293,13 @@ final class KeyHierarchy: @unchecked Sendable {
                 errSecDecode, "The keychain's \(keyClass.rawValue.uppercased()) class key does not open with this key file.",
                 recovery: "Put back the key file that was created with this keychain, or restore the database from a backup.")
         }
-        classKeys[keyClass] = CachedClassKey(record: record, secret: secret, key: key)
+        classKeys[keyClass.index] = CachedClassKey(record: record, secret: secret, key: key)
         return key
     }
 
     private func forget(_ keyClass: KeyClass) {
-        classKeys[keyClass] = nil
-        for protection in ProtectionClass.allCases where protection.keyClass == keyClass { itemKeys[protection] = nil }
+        classKeys[keyClass.index] = nil
+        for protection in ProtectionClass.allCases where protection.keyClass == keyClass { itemKeys[protection.tableIndex] = nil }
     }
 
     private static func sameSecret(_ a: SecretKey?, _ b: SecretKey?) -> Bool {
@@ -758,6 +780,21 @@ enum CrashPoint {
 
     static func reach(_ name: String) {
         if chosen == name { kill(getpid(), SIGKILL) }
+    }
+}
+extension ProtectionClass {
+    /// The position in `allCases`, for the key hierarchy's item-key table.
+    fileprivate var tableIndex: Int {
+        switch self {
+        case .whenUnlocked: return 0
+        case .afterFirstUnlock: return 1
+        case .always: return 2
+        case .whenUnlockedThisDeviceOnly: return 3
+        case .afterFirstUnlockThisDeviceOnly: return 4
+        case .alwaysThisDeviceOnly: return 5
+        case .whenPasscodeSetThisDeviceOnly: return 6
+        case .untilReboot: return 7
+        }
     }
 }
 #endif

@@ -40,6 +40,20 @@ enum LockStateStore {
         return .processMemory
     }()
 
+    /// The keyring description of one unlock secret (`keysmith:<keychain id>:<slot>`), made
+    /// once per keychain, with the serial of the key it last named (so a read is one
+    /// `keyctl_read`, not a search).
+    final class Name: Sendable {
+        let text: String
+        /// The serial of the key found under ``text``, or 0 (none known yet). A stale serial
+        /// (the key was removed, expired or replaced) fails its read and is searched again.
+        let serial = Atomic<Int32>(0)
+
+        init(_ slot: Slot, keychainID: Data) {
+            text = LockStateStore.description(slot, keychainID: keychainID)
+        }
+    }
+
     private static let memory = Mutex<[String: (secret: SecretKey, expiry: UInt64?)]>([:])
 
     private static func description(_ slot: Slot, keychainID: Data) -> String {
@@ -54,15 +68,16 @@ enum LockStateStore {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The keyring serials found by earlier searches, by description (a key updated in
-    /// place keeps its serial; one that expired or was removed is searched for again).
-    private static let serials = Mutex<[String: Int32]>([:])
-
     /// Reads the secret in `slot` for the keychain `keychainID` into `destination` (32
     /// bytes of locked memory), without other copies.
     /// - Returns: `false` when there is none (locked, expired, never unlocked since boot).
     static func read(_ slot: Slot, keychainID: Data, into destination: SecretKey) -> Bool {
-        let name = description(slot, keychainID: keychainID)
+        read(Name(slot, keychainID: keychainID), into: destination)
+    }
+
+    /// ``read(_:keychainID:into:)`` with the name made beforehand.
+    static func read(_ lockStateName: Name, into destination: SecretKey) -> Bool {
+        let name = lockStateName.text
         switch backend {
         case .processMemory:
             return memory.withLock { entries in
@@ -75,20 +90,20 @@ enum LockStateStore {
                 return true
             }
         case .kernelKeyring:
-            var serial = serials.withLock { $0[name] }
+            var serial = lockStateName.serial.load(ordering: .relaxed)
             for _ in 0..<2 {
-                if serial == nil {
+                if serial == 0 {
                     let found = keyctl_search(KEY_SPEC_USER_KEYRING, "user", name, 0)
-                    guard found >= 0 else { return false }
+                    guard found > 0 else { return false }
                     serial = Int32(truncatingIfNeeded: found)
-                    serials.withLock { $0[name] = serial }
+                    lockStateName.serial.store(serial, ordering: .relaxed)
                 }
-                let length = destination.withUnsafeMutableBytes { keyctl_read(serial!, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
+                let length = destination.withUnsafeMutableBytes { keyctl_read(serial, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
                 if length == destination.count { return true }
                 // Expired, revoked, removed, or not ours: forget the serial and search once more.
                 destination.withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) }
-                serials.withLock { $0[name] = nil }
-                serial = nil
+                lockStateName.serial.store(0, ordering: .relaxed)
+                serial = 0
             }
             return false
         }
