@@ -67,9 +67,11 @@ final class KeychainEngine: @unchecked Sendable {
         storage = try KeychainDatabase(path: databaseURL.path)
         try storage.prepare(checkValue: keys.checkValue)
         // Rollback detection: the item set is checked against keychain.anchor, MACed with a
-        // key of its own derived from the device key.
+        // key of its own derived from the device key; keychain.verified (MACed with another)
+        // spares an unchanged keychain the recomputation of every row.
         try storage.attachAnchor(
-            RollbackAnchor(directory: directory, key: Sodium.deriveKey(from: deviceKey, id: 1, context: "ksanchr1")))
+            RollbackAnchor(directory: directory, key: Sodium.deriveKey(from: deviceKey, id: 1, context: "ksanchr1")),
+            record: VerificationRecord(directory: directory, key: Sodium.deriveKey(from: deviceKey, id: 2, context: "ksverif1")))
         // After the anchor: the first open of an older keychain re-encrypts its items in
         // place, and the anchor records that write like any other.
         try keys.attach(storage: storage)
@@ -78,6 +80,10 @@ final class KeychainEngine: @unchecked Sendable {
         fileIdentity = Self.identity(of: databaseURL.path)
         lastConfirmed = DispatchTime.now().uptimeNanoseconds
     }
+
+    /// Whether this engine's open took the item set's check from `keychain.verified`
+    /// instead of recomputing every row's value.
+    var openedWithVerificationRecord: Bool { storage.verifiedByRecord }
 
     /// Whether the database file is empty (or cannot be examined): a `stat`, not
     /// FileManager's attribute dictionary, whose `Any` values cost a conformance search

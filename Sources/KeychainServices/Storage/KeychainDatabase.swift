@@ -220,6 +220,9 @@ final class KeychainDatabase {
     static let anchorStateKey = "anchor-state"
     /// The anchor this database is checked against (attached at open).
     private(set) var anchor: RollbackAnchor?
+    /// Whether the last ``attachAnchor(_:record:)`` took the item set's check from the
+    /// verification record instead of recomputing every row's value.
+    private(set) var verifiedByRecord = false
     /// The values of the rows the current write transaction added and removed.
     private var added = ItemSetDigest.zero
     private var removed = ItemSetDigest.zero
@@ -227,8 +230,14 @@ final class KeychainDatabase {
     /// Checks the whole database against `anchor` (every row's value recomputed) and keeps
     /// it for every later write and read. Anchors a keychain that has none yet, and accepts
     /// the database as it is when the owner asked for it (`keychain.anchor.reset`).
+    ///
+    /// With `record`: when it vouches for the database files as they are and for the anchor
+    /// as read, the rows' values are not recomputed (the state is still judged against the
+    /// anchor); after a full check of a settled database, a new record is written (see
+    /// ``VerificationRecord``). A WAL left with commits in it is checkpointed first, without
+    /// waiting, so the database file holds them and a record can apply.
     /// - Throws: errSecDecode when the database was rolled back or changed outside Keysmith.
-    func attachAnchor(_ anchor: RollbackAnchor) throws {
+    func attachAnchor(_ anchor: RollbackAnchor, record: VerificationRecord? = nil) throws {
         var info = stat()
         if lstat(anchor.resetRequestPath, &info) == 0, info.st_uid == geteuid() {
             // One request accepts the database once: it is removed first, and one that
@@ -250,23 +259,38 @@ final class KeychainDatabase {
         // The anchor is read before and after one read transaction: when it did not change
         // in between, no write happened half-way through and the snapshot can be judged
         // against it. After a few tries with writers in the way, under the write lock.
+        if record != nil, VerificationRecord.DatabaseFiles.current(databasePath: database.path) == nil {
+            checkpointDiscardingOldVersions()
+        }
         var checked = false
         for _ in 0..<3 where !checked {
             // A failed read may be a write seen half-way: judged under the lock below.
             guard let before = try? anchor.read() else { break }
+            // The files before and after the read transaction: when they are the same, no
+            // change came in between (any change would have a later change time than a
+            // settled file's), so the record speaks for what the transaction read.
+            let now = VerificationRecord.now()
+            let filesBefore = record == nil ? nil : VerificationRecord.DatabaseFiles.current(databasePath: database.path)
+            let vouched = filesBefore.map { record!.vouches(keychainID: keychainID, files: $0, anchor: before) } ?? false
             try database.execute("BEGIN")
-            let (state, digest): (ItemSetState?, ItemSetDigest)
+            let (state, digest): (ItemSetState?, ItemSetDigest?)
             do {
                 state = try storedState()
-                digest = try fullDigest(anchor)
+                digest = try vouched ? nil : fullDigest(anchor)
                 try database.execute("COMMIT")
             } catch {
                 try? database.execute("ROLLBACK")
                 throw error
             }
             guard let after = try? anchor.read(), after == before else { continue }
+            let filesAfter = record == nil ? nil : VerificationRecord.DatabaseFiles.current(databasePath: database.path)
+            if vouched && filesAfter != filesBefore { continue }
             _ = try check(state: state, contents: before, anchor: anchor, fullDigest: digest)
             checked = true
+            verifiedByRecord = vouched
+            if let record, !vouched, state != nil, let filesBefore, filesAfter == filesBefore, filesBefore.isSettled(at: now) {
+                record.write(keychainID: keychainID, files: filesBefore, anchor: before)
+            }
         }
         if !checked {
             try database.writeTransaction {

@@ -1,0 +1,160 @@
+// keychain.verified: an open of an unchanged keychain takes the item set's check from the
+// record instead of recomputing every row; any change to the database, its WAL, the anchor
+// or the record itself means the full check (and tampering is still refused).
+import CSQLite
+import Foundation
+@testable import KeychainServices
+import Testing
+
+struct VerificationRecordTests {
+    private let service = "com.example.verified"
+
+    private func add(_ account: String, _ secret: String) -> OSStatus {
+        SecItemAdd(genp(service, account).with(kSecValueData, Data(secret.utf8)) as CFDictionary, nil)
+    }
+
+    private func read(_ account: String) -> (OSStatus, Data?) {
+        var result: CFTypeRef?
+        let status = SecItemCopyMatching(genp(service, account).with(kSecReturnData, true) as CFDictionary, &result)
+        return (status, result as? Data)
+    }
+
+    private func path(_ keychain: TemporaryKeychain, _ name: String) -> String {
+        keychain.directory.appendingPathComponent(name).path
+    }
+
+    /// Whether a fresh open of the keychain (its own engine, as a new process has) used the
+    /// record. The engine's connections close when it goes away.
+    private func opensWithRecord(_ keychain: TemporaryKeychain) throws -> Bool {
+        try KeychainEngine(directory: keychain.directory).openedWithVerificationRecord
+    }
+
+    /// A keychain of two items, closed, whose database has settled (older than the record's
+    /// minimum age), opened once so that the record is written, and checked to be used.
+    private func keychainWithRecord() throws -> TemporaryKeychain {
+        let keychain = TemporaryKeychain()
+        keychain.run {
+            #expect(add("a", "first") == errSecSuccess)
+            #expect(add("b", "second") == errSecSuccess)
+        }
+        KeychainEngine.close(directory: keychain.directory)
+        settle()
+        #expect(try opensWithRecord(keychain) == false, "the first open does the full check")
+        #expect(FileManager.default.fileExists(atPath: path(keychain, VerificationRecord.fileName)))
+        #expect(try opensWithRecord(keychain) == true, "nothing changed since")
+        return keychain
+    }
+
+    private func settle() {
+        usleep(useconds_t(VerificationRecord.minimumAge / 1000 + 200_000))
+    }
+
+    private func expectRefused(_ keychain: TemporaryKeychain, _ comment: Comment) {
+        KeychainEngine.close(directory: keychain.directory)
+        keychain.run {
+            let (status, data) = read("a")
+            #expect(status == errSecDecode, comment)
+            #expect(data == nil, comment)
+            #expect(KeychainDiagnostics.lastFailureDescription?.contains("rolled back") == true, comment)
+        }
+    }
+
+    @Test func recordIsUsedWhileNothingChangesAndReadsStillWork() throws {
+        let keychain = try keychainWithRecord()
+        defer { keychain.remove() }
+        #expect(try opensWithRecord(keychain) == true)
+        keychain.run { #expect(read("a").1 == Data("first".utf8)) }
+    }
+
+    @Test func tamperedRecordIsNotUsedAndIsReplaced() throws {
+        let keychain = try keychainWithRecord()
+        defer { keychain.remove() }
+        let record = path(keychain, VerificationRecord.fileName)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: record))
+        bytes[40] ^= 1
+        let fd = open(record, O_WRONLY)
+        #expect(bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } == bytes.count)
+        close(fd)
+        #expect(try opensWithRecord(keychain) == false)
+        #expect(try opensWithRecord(keychain) == true, "the full check wrote a new record")
+    }
+
+    @Test func recordOfAnotherKeychainIsNotUsed() throws {
+        let keychain = try keychainWithRecord()
+        let other = try keychainWithRecord()
+        defer {
+            keychain.remove()
+            other.remove()
+        }
+        let record = path(keychain, VerificationRecord.fileName)
+        unlink(record)
+        #expect(copyfile(path(other, VerificationRecord.fileName), to: record))
+        #expect(try opensWithRecord(keychain) == false)
+    }
+
+    @Test func rowChangedWithSQLiteIsRefusedDespiteTheRecord() throws {
+        let keychain = try keychainWithRecord()
+        defer { keychain.remove() }
+        // The state record in meta stays as it was: only the full check sees this.
+        RawKeychainFile(keychain).execute("UPDATE items SET ciphertext = ciphertext || x'00' WHERE id = (SELECT min(id) FROM items)")
+        expectRefused(keychain, "a row changed behind the keychain's back")
+    }
+
+    @Test func rowChangedInTheWALIsRefusedDespiteTheRecord() throws {
+        let keychain = try keychainWithRecord()
+        defer { keychain.remove() }
+        // The change stays in the WAL (the connection is still open): the database file
+        // itself is exactly as the record says.
+        var handle: OpaquePointer?
+        #expect(sqlite3_open(path(keychain, "keychain.db"), &handle) == SQLITE_OK)
+        defer { sqlite3_close(handle) }
+        #expect(sqlite3_exec(handle, "DELETE FROM items WHERE id = (SELECT max(id) FROM items)", nil, nil, nil) == SQLITE_OK)
+        #expect(VerificationRecord.DatabaseFiles.current(databasePath: path(keychain, "keychain.db")) == nil)
+        expectRefused(keychain, "a row deleted in the WAL")
+    }
+
+    @Test func nonEmptyWALIsNeverVouchedFor() throws {
+        let keychain = try keychainWithRecord()
+        defer { keychain.remove() }
+        let databasePath = path(keychain, "keychain.db")
+        #expect(VerificationRecord.DatabaseFiles.current(databasePath: databasePath) != nil)
+        let fd = open(databasePath + "-wal", O_WRONLY | O_CREAT, 0o600)
+        #expect(write(fd, "x", 1) == 1)
+        close(fd)
+        #expect(VerificationRecord.DatabaseFiles.current(databasePath: databasePath) == nil)
+    }
+
+    @Test func olderDatabaseAndRecordPutBackTogetherAreRefused() throws {
+        let keychain = try keychainWithRecord()
+        defer { keychain.remove() }
+        let saved = path(keychain, "saved.db")
+        let savedRecord = try Data(contentsOf: URL(fileURLWithPath: path(keychain, VerificationRecord.fileName)))
+        #expect(copyfile(path(keychain, "keychain.db"), to: saved))
+        keychain.run {
+            #expect(SecItemUpdate(genp(service, "a") as CFDictionary, [kSecValueData as String: Data("new".utf8)] as CFDictionary) == errSecSuccess)
+        }
+        KeychainEngine.close(directory: keychain.directory)
+        #expect(rename(saved, path(keychain, "keychain.db")) == 0)
+        try savedRecord.write(to: URL(fileURLWithPath: path(keychain, VerificationRecord.fileName)))
+        expectRefused(keychain, "the older database with its older record")
+    }
+
+    @Test func changedAnchorIsNotVouchedFor() throws {
+        let keychain = try keychainWithRecord()
+        defer { keychain.remove() }
+        let deviceKey = try DeviceKeyStore.load(keyFile: keychain.directory.appendingPathComponent("device.key"), create: false, [:])
+        let anchor = RollbackAnchor(directory: keychain.directory, key: Sodium.deriveKey(from: deviceKey, id: 1, context: "ksanchr1"))
+        var contents = try #require(try anchor.read())
+        // Still accepts the database (its committed state is unchanged), but is not what the
+        // record was written with.
+        contents.pending = ItemSetState(generation: contents.committed.generation + 1, digest: contents.committed.digest)
+        try anchor.write(contents, durable: false)
+        #expect(try opensWithRecord(keychain) == false)
+    }
+
+    private func copyfile(_ source: String, to target: String) -> Bool {
+        guard let data = FileManager.default.contents(atPath: source) else { return false }
+        guard FileManager.default.createFile(atPath: target, contents: data, attributes: [.posixPermissions: 0o600]) else { return false }
+        return true
+    }
+}
