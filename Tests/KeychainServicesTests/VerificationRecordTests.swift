@@ -66,6 +66,17 @@ struct VerificationRecordTests {
         keychain.run { #expect(read("a").1 == Data("first".utf8)) }
     }
 
+    @Test func noRecordIsWrittenForADatabaseThatJustChanged() throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        keychain.run { #expect(add("a", "first") == errSecSuccess) }
+        KeychainEngine.close(directory: keychain.directory)
+        // A change now could fall into the same timestamp tick as the one a record would bind.
+        #expect(try opensWithRecord(keychain) == false)
+        #expect(!FileManager.default.fileExists(atPath: path(keychain, VerificationRecord.fileName)))
+        #expect(try opensWithRecord(keychain) == false)
+    }
+
     @Test func tamperedRecordIsNotUsedAndIsReplaced() throws {
         let keychain = try keychainWithRecord()
         defer { keychain.remove() }
