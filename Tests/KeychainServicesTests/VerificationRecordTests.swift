@@ -77,6 +77,19 @@ struct VerificationRecordTests {
         #expect(try opensWithRecord(keychain) == false)
     }
 
+    @Test func writingARecordRemovesWhatAnInterruptedWriteLeft() throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        keychain.run { #expect(add("a", "first") == errSecSuccess) }
+        KeychainEngine.close(directory: keychain.directory)
+        let leftover = path(keychain, ".\(VerificationRecord.fileName).123.456.tmp")
+        #expect(FileManager.default.createFile(atPath: leftover, contents: Data([1]), attributes: [.posixPermissions: 0o600]))
+        settle()
+        #expect(try opensWithRecord(keychain) == false)
+        #expect(FileManager.default.fileExists(atPath: path(keychain, VerificationRecord.fileName)))
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+    }
+
     @Test func tamperedRecordIsNotUsedAndIsReplaced() throws {
         let keychain = try keychainWithRecord()
         defer { keychain.remove() }

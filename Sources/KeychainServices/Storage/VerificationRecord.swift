@@ -151,8 +151,10 @@ final class VerificationRecord {
     /// Writes the record for these values: to a temporary file that is then renamed into
     /// place, so a reader sees the old record or the new one, never part of one. Not synced:
     /// a record lost in a crash only means one more full check. Failures are ignored for the
-    /// same reason.
+    /// same reason. What an interrupted write left (`.keychain.verified.PID.RANDOM.tmp`) is
+    /// removed first (another process's write in progress then only fails: no record).
     func write(keychainID: Data, files: DatabaseFiles, anchor: RollbackAnchor.Contents) {
+        DeviceKeyFile.removeInterruptedCopies(of: directory.appendingPathComponent(Self.fileName))
         var bytes = body(keychainID: keychainID, files: files, anchor: anchor)
         bytes.append(contentsOf: mac(bytes))
         let temporary = directory.appendingPathComponent(
