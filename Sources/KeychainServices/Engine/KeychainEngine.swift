@@ -48,6 +48,14 @@ final class KeychainEngine: @unchecked Sendable {
         /// The data version of the read transaction in which this (read) connection last
         /// had the key hierarchy re-read its protection records (``KeyHierarchy/refreshRecords()``).
         var keysRefreshedAt: UInt32?
+        /// The rows recent searches found (read connections only; see ``SearchCache``).
+        let searchCache = SearchCache()
+        /// The search of the current call, read from SQLite, to be cached once the read
+        /// is judged current.
+        var pendingFill: SearchCache.PendingFill?
+        /// Set when the current call's search was answered from ``searchCache`` (the anchor
+        /// was checked before its rows were used).
+        var answeredFromCache = false
 
         init(_ storage: KeychainDatabase) { self.storage = storage }
     }
@@ -331,6 +339,10 @@ final class KeychainEngine: @unchecked Sendable {
     /// the read is judged again under the write lock on the write connection.
     func copyMatching(_ query: ItemQuery, groups: AccessGroups) throws -> AnyObject? {
         let matches = try matchingRecords(query, groups: groups)
+        if case .one = query.limit {
+            // At most one match: its result, without an array of results around it.
+            return matches.first.flatMap { ResultBuilder.result(for: $0, query: query) }
+        }
         var results: [AnyObject] = []
         for record in matches {
             if let result = ResultBuilder.result(for: record, query: query) { results.append(result) }
@@ -355,17 +367,26 @@ final class KeychainEngine: @unchecked Sendable {
         // they read was in the state the rollback anchor vouches for (checked right after
         // the search, against the snapshot the search read); anything else is judged on the
         // writer, under the lock, before anything is read there.
+        // A search asked again while nothing was committed is answered from the rows the
+        // connection's search cache kept (each still decrypted and compared; the anchor is
+        // checked before they are used), and one read from SQLite is cached once its read
+        // is judged current.
         let pooled: [ItemRecord]?? = try reading { reader in
             reader.searched = false
+            reader.answeredFromCache = false
+            reader.pendingFill = nil
+            defer { reader.pendingFill = nil }
             let found: Result<[ItemRecord], any Error>
             do {
-                found = .success(try collectMatches(of: query, groups: readable, wanted: wanted, on: reader))
+                found = .success(try collectMatches(of: query, groups: readable, wanted: wanted, on: reader, caching: true))
             } catch {
                 found = .failure(error)
             }
             let searched: Bool
             if case .success = found { searched = reader.searched } else { searched = false }
+            if case .success(let records) = found, reader.answeredFromCache { return .some(records) }
             guard try reader.storage.stateMatchesAnchor(afterReading: searched) else { return nil }
+            if searched { cachePendingFill(on: reader) }
             return .some(try found.get())
         }
         let matches: [ItemRecord]
@@ -381,7 +402,19 @@ final class KeychainEngine: @unchecked Sendable {
         return try openingAccessControl(of: matches, for: query)
     }
 
-    /// `matches` with the secrets behind access control opened when `query` asks for the
+    /// Caches the rows of the search the call just read from SQLite on `reader`, when the
+    /// stamp taken before its read transaction still holds and the anchor check of that
+    /// read was made at the read's data version.
+    private func cachePendingFill(on reader: Connection) {
+        guard let fill = reader.pendingFill, let rows = fill.rows, let version = fill.dataVersion,
+            reader.storage.verifiedDataVersion == version, let header = reader.storage.walIndexHeader,
+            let epoch = reader.storage.writeEpoch
+        else { return }
+        guard SearchCache.Stamp(header: header, epoch: epoch) == fill.taken else { return }
+        reader.searchCache.store(rows, for: fill.key, taken: fill.taken, dataVersion: version)
+    }
+
+    /// `matches` with the secrets behind access control opened when the `query` asks for the
     /// data, after the evaluations they need: outside the lock and off the read connection
     /// (a prompt does not hold up other threads).
     private func openingAccessControl(of matches: [ItemRecord], for query: ItemQuery) throws -> [ItemRecord] {
@@ -517,10 +550,10 @@ final class KeychainEngine: @unchecked Sendable {
     /// The items `SecItemCopyMatching` answers with for `query`, read on `connection` (at
     /// most `wanted`; items that need the user are left out under `kSecUseAuthenticationUISkip`).
     private func collectMatches(
-        of query: ItemQuery, groups readable: [String]?, wanted: Int?, on connection: Connection
+        of query: ItemQuery, groups readable: [String]?, wanted: Int?, on connection: Connection, caching: Bool = false
     ) throws -> [ItemRecord] {
         var matches: [ItemRecord] = []
-        try forEachMatch(of: query, groups: readable, deleteDamaged: false, on: connection) { record in
+        try forEachMatch(of: query, groups: readable, deleteDamaged: false, on: connection, caching: caching) { record in
             if query.authenticationUI == .skip, record.accessControl?.requiresAuthentication == true {
                 return true
             }
@@ -721,8 +754,12 @@ final class KeychainEngine: @unchecked Sendable {
     /// candidate that fails to decrypt makes the call fail with errSecDecode, unless
     /// `deleteDamaged` is set and the query is answered by the index alone, in which case
     /// the damaged row is passed on as a match (so it can be deleted).
+    ///
+    /// With `caching` (a read connection, one search per call), the search may be answered
+    /// from the connection's ``SearchCache`` and sets ``Connection/answeredFromCache``, or
+    /// leaves its rows in ``Connection/pendingFill`` for the caller to cache.
     private func forEachMatch(
-        of query: ItemQuery, groups: [String]?, deleteDamaged: Bool, on connection: Connection,
+        of query: ItemQuery, groups: [String]?, deleteDamaged: Bool, on connection: Connection, caching: Bool = false,
         _ visit: (ItemRecord) throws -> Bool
     ) throws {
         guard let itemClass = query.itemClass, let schema = itemClass.schema else { return }
@@ -747,6 +784,25 @@ final class KeychainEngine: @unchecked Sendable {
             case .any?: shape.sync = 2
             case nil: shape.sync = 0
             }
+        }
+        var fill: SearchCache.PendingFill?
+        if caching && connection !== writer, let key = searchKey(query, shape: shape, groups: groupFilter),
+            let header = connection.storage.walIndexHeader, let epoch = connection.storage.writeEpoch
+        {
+            let stamp = SearchCache.Stamp(header: header, epoch: epoch)
+            let cache = connection.searchCache
+            if let rows = cache.rows(for: key, at: stamp) {
+                if connection.storage.stateMatchesAnchor(unchangedSince: cache.dataVersion) {
+                    SearchCache.searchesAnsweredFromCache.add(1, ordering: .relaxed)
+                    connection.answeredFromCache = true
+                    try visitCachedRows(
+                        rows, itemClass: itemClass, groupFilter: groupFilter, query: query, version: cache.dataVersion,
+                        on: connection, visit)
+                    return
+                }
+                cache.removeAll()
+            }
+            fill = SearchCache.PendingFill(key: key, taken: stamp)
         }
         let statement: Statement
         if let prepared = connection.searchStatements[shape] {
@@ -791,7 +847,20 @@ final class KeychainEngine: @unchecked Sendable {
         defer { statement.reset() }
         connection.searched = true
         var recordsCurrent = false
+        defer { if fill != nil { connection.pendingFill = fill } }
+        var visiting = true
         while try statement.step() {
+            if fill != nil {
+                if fill!.rows != nil && fill!.rows!.count >= SearchCache.maximumRowsPerSearch { fill!.rows = nil }
+                if fill!.rows != nil {
+                    fill!.rows!.append(cachedRow(of: statement))
+                    fill!.dataVersion = connection.storage.dataVersion
+                }
+                // The search stopped early (enough matches): its remaining candidates are
+                // read, not opened, to cache the whole search.
+                if !visiting { continue }
+            }
+            guard visiting else { return }
             if !recordsCurrent && connection !== writer {
                 // On a read connection, the protection records are read again only when a
                 // commit came since they last were (the data version of the transaction
@@ -821,8 +890,103 @@ final class KeychainEngine: @unchecked Sendable {
             }
             if let groupFilter, !AccessGroups.list(groupFilter, contains: record.accessGroup) { continue }
             guard record.matches(query) else { continue }
+            if try !visit(record) {
+                if fill == nil || fill!.rows == nil { return }
+                visiting = false
+            }
+        }
+    }
+
+    /// Opens and checks the cached candidate rows of a search, as ``forEachMatch`` does
+    /// with the rows SQLite returns.
+    private func visitCachedRows(
+        _ rows: [SearchCache.Row], itemClass: ItemClass, groupFilter: [String]?, query: ItemQuery, version: UInt32,
+        on connection: Connection, _ visit: (ItemRecord) throws -> Bool
+    ) throws {
+        // No commit came since the rows were read (the stamp says so): the protection
+        // records are current when they were refreshed at that read's data version.
+        var recordsCurrent = connection.keysRefreshedAt == version
+        for row in rows {
+            if !recordsCurrent {
+                connection.keysRefreshedAt = nil
+                try keys.refreshRecords()
+                connection.keysRefreshedAt = version
+                recordsCurrent = true
+            }
+            let record: ItemRecord
+            do {
+                record = try row.nonce.withUnsafeBytes { nonce in
+                    try row.ciphertext.withUnsafeBytes { ciphertext in
+                        try openRow(
+                            id: row.id, className: row.itemClass, primaryKey: row.primaryKey,
+                            synchronizable: row.synchronizable, protectionName: row.protection, reference: row.reference,
+                            nonce: nonce, ciphertext: ciphertext, recordsCurrent: true)
+                    }
+                }
+            } catch is KeyHierarchy.ForeignItem {
+                continue
+            }
+            if let groupFilter, !AccessGroups.list(groupFilter, contains: record.accessGroup) { continue }
+            guard record.matches(query) else { continue }
             if try !visit(record) { return }
         }
+    }
+
+    /// The row the statement is on, as the search cache keeps it.
+    private func cachedRow(of statement: Statement) -> SearchCache.Row {
+        SearchCache.Row(
+            id: statement.int64(at: 0), itemClass: statement.string(at: 1) ?? "", primaryKey: statement.data(at: 2),
+            synchronizable: statement.int64(at: 4), protection: statement.string(at: 5) ?? "",
+            reference: statement.data(at: 6), nonce: statement.data(at: 7), ciphertext: statement.data(at: 8))
+    }
+
+    /// The search cache's key for a search: everything its SQL depends on (see
+    /// ``SearchCache``), or `nil` when it is too long to cache.
+    private func searchKey(_ query: ItemQuery, shape: QueryShape, groups: [String]?) -> SearchCache.Key? {
+        guard let itemClass = query.itemClass, let schema = itemClass.schema else { return nil }
+        var key: [UInt8] = []
+        key.reserveCapacity(128)
+        func appendLength(_ count: Int) {
+            withUnsafeBytes(of: UInt32(truncatingIfNeeded: count).littleEndian) { key.append(contentsOf: $0) }
+        }
+        key.append(UInt8(shape.reference))
+        key.append(UInt8(shape.sync))
+        withUnsafeBytes(of: Int32(shape.groupCount).littleEndian) { key.append(contentsOf: $0) }
+        appendLength(itemClass.rawValue.utf8.count)
+        key.append(contentsOf: itemClass.rawValue.utf8)
+        if let reference = query.persistentReference {
+            switch reference.locator {
+            case .uuid(let bytes):
+                appendLength(bytes.count)
+                key.append(contentsOf: bytes)
+            case .rowID(let id):
+                withUnsafeBytes(of: id.littleEndian) { key.append(contentsOf: $0) }
+            }
+        } else {
+            let (first, second) = schema.indexedNames
+            for tag in [first, second, Self.labelTag] {
+                guard let value = query.attributes[tag] else {
+                    key.append(0)
+                    continue
+                }
+                key.append(1)
+                let lengthAt = key.count
+                appendLength(0)
+                value.appendMatchBytes(to: &key)
+                let length = UInt32(key.count - lengthAt - 4).littleEndian
+                withUnsafeBytes(of: length) { bytes in
+                    for offset in 0..<4 { key[lengthAt + offset] = bytes[offset] }
+                }
+                if key.count > SearchCache.maximumKeyLength { return nil }
+            }
+            if case .only(let flag)? = query.sync { key.append(flag ? 1 : 0) }
+        }
+        for group in groups ?? [] {
+            appendLength(group.utf8.count)
+            key.append(contentsOf: group.utf8)
+            if key.count > SearchCache.maximumKeyLength { return nil }
+        }
+        return key
     }
 
     /// The label (`kSecAttrLabel`): every class has one, and its keyed hash is the `h3`
@@ -930,30 +1094,42 @@ final class KeychainEngine: @unchecked Sendable {
     /// Decrypts the row the statement is on (columns as in ``KeychainDatabase/rowColumns``),
     /// reading the ciphertext in place.
     private func openCurrentRow(of statement: Statement, recordsCurrent: Bool) throws -> ItemRecord {
-        guard let className = statement.string(at: 1), let itemClass = ItemClass(rawValue: className),
-            let protectionName = statement.string(at: 5), let protection = try keys.protection(forLabel: protectionName)
+        guard let className = statement.string(at: 1), let protectionName = statement.string(at: 5) else {
+            throw damaged()
+        }
+        return try statement.withBytes(at: 8) { ciphertext in
+            try statement.withBytes(at: 7) { nonce in
+                try openRow(
+                    id: statement.int64(at: 0), className: className, primaryKey: statement.data(at: 2),
+                    synchronizable: statement.int64(at: 4), protectionName: protectionName,
+                    reference: statement.data(at: 6), nonce: nonce, ciphertext: ciphertext, recordsCurrent: recordsCurrent)
+            }
+        }
+    }
+
+    /// Decrypts one stored row (from SQLite or the search cache), authenticating it
+    /// against its associated data, and checks its plaintext columns against what was sealed.
+    private func openRow(
+        id: Int64, className: String, primaryKey storedPrimaryKey: Data, synchronizable: Int64, protectionName: String,
+        reference: Data, nonce: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer, recordsCurrent: Bool
+    ) throws -> ItemRecord {
+        guard let itemClass = ItemClass(rawValue: className), let protection = try keys.protection(forLabel: protectionName)
         else {
             throw damaged()
         }
         let key = try keys.itemKey(for: protection, recordsCurrent: recordsCurrent)
-        let reference = statement.data(at: 6)
-        let storedPrimaryKey = statement.data(at: 2)
         let associated = associatedData(
             itemClass: className, reference: reference, primaryKey: storedPrimaryKey, protection: protectionName)
-        let opened = statement.withBytes(at: 8) { ciphertext in
-            statement.withBytes(at: 7) { nonce in
-                associated.withUnsafeBytes { Sodium.open(ciphertext, nonce: nonce, associatedData: $0, key: key) }
-            }
-        }
+        let opened = associated.withUnsafeBytes { Sodium.open(ciphertext, nonce: nonce, associatedData: $0, key: key) }
         guard let opened else { throw damaged() }
         let decoded = try ItemCodec.decode(opened)
         let record = ItemRecord(
-            rowID: statement.int64(at: 0), itemClass: itemClass, attributes: decoded.attributes,
+            rowID: id, itemClass: itemClass, attributes: decoded.attributes,
             secret: decoded.secret, reference: reference, sealedForAccessControl: decoded.sealedForAccessControl)
         // The row's plaintext columns must agree with what was sealed. (The primary-key hash
         // needs no recomputation: it is part of the authenticated data, length-prefixed, so it
         // cannot change without the item failing to decrypt.)
-        guard record.synchronizable == (statement.int64(at: 4) != 0), record.protection == protection else {
+        guard record.synchronizable == (synchronizable != 0), record.protection == protection else {
             throw damaged()
         }
         return record

@@ -1,6 +1,7 @@
 #if !canImport(Security)
 import CSQLite
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,6 +19,16 @@ struct StoredRow {
     var reference: Data
     var nonce: Data
     var ciphertext: Data
+}
+
+/// The two copies of SQLite's WAL-index header (96 bytes), compared as a whole.
+struct WALIndexHeader: Equatable {
+    var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+
+    static func == (a: WALIndexHeader, b: WALIndexHeader) -> Bool {
+        withUnsafeBytes(of: a.words) { x in withUnsafeBytes(of: b.words) { y in memcmp(x.baseAddress!, y.baseAddress!, 96) == 0 } }
+    }
 }
 
 /// The SQLite side of a keychain: file, schema, migrations, and row reads and writes.
@@ -194,6 +205,9 @@ final class KeychainDatabase {
     /// both the state it starts from and the state it is about to commit before `COMMIT`,
     /// and records only the new state once committed (see ``RollbackAnchor``).
     func writeTransaction<Result>(erasing: Bool, _ body: () throws -> Result) throws -> Result {
+        // After the transaction (committed, rolled back or failed), before the caller hears
+        // of it: the search caches of this process's read connections stop being used.
+        defer { anchor?.writeEpoch.add(1, ordering: .sequentiallyConsistent) }
         var states: (current: ItemSetState, next: ItemSetState)?
         let result = try database.writeTransaction { () throws -> Result in
             guard let anchor else { return try body() }
@@ -339,6 +353,45 @@ final class KeychainDatabase {
             sqlite3_file_control(database.handle, "main", SQLITE_FCNTL_DATA_VERSION, $0)
         }
         return code == SQLITE_OK ? version : nil
+    }
+
+    /// The WAL-index header of this connection's database as SQLite's shared memory holds
+    /// it now (both copies), or `nil` when it cannot be read consistently (not in WAL mode,
+    /// the shared memory not mapped, a writer half-way through updating it). Every commit
+    /// of any connection, in any process, changes it (its change counter, frame count and
+    /// checksums), and so do a checkpoint that restarts the WAL and a WAL reset: SQLite
+    /// keeps a connection's page cache across transactions by the same comparison.
+    var walIndexHeader: WALIndexHeader? {
+        var header = WALIndexHeader()
+        let read = withUnsafeMutableBytes(of: &header.words) { bytes in
+            keysmith_wal_index_header(database.handle, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
+        return read == 1 ? header : nil
+    }
+
+    /// The write epoch of this process's connections (``RollbackAnchor/writeEpoch``), or
+    /// `nil` without an anchor.
+    var writeEpoch: UInt64? { anchor?.writeEpoch.load(ordering: .sequentiallyConsistent) }
+
+    /// The data version at which this read connection last found the database's state
+    /// accepted by the anchor (``stateMatchesAnchor(afterReading:)``).
+    var verifiedDataVersion: UInt32? { verifiedState?.dataVersion }
+
+    /// For a read answered without a read transaction, from rows this connection read at
+    /// data version `version` when nothing has been committed since (the caller compared
+    /// the WAL-index header): whether the anchor file still accepts the state that
+    /// version was found in. The anchor file is checked as on every read.
+    func stateMatchesAnchor(unchangedSince version: UInt32) -> Bool {
+        guard let anchor else { return true }
+        if anchorSnapshot.map(anchor.isUnchanged) != true {
+            anchorSnapshot = nil
+            guard let fresh = try? anchor.snapshot() else { return false }
+            anchorSnapshot = fresh
+        }
+        guard let contents = anchorSnapshot?.contents, contents.keychainID == keychainID,
+            let verifiedState, verifiedState.dataVersion == version
+        else { return false }
+        return contents.accepts(verifiedState.state)
     }
 
     /// After a read on a read connection: whether the database it read was in a state the

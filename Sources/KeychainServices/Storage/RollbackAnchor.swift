@@ -1,6 +1,7 @@
 #if !canImport(Security)
 import CSodium
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -127,6 +128,11 @@ final class RollbackAnchor {
     }
 
     let url: URL
+    /// Counts the write transactions of this process's connections to the anchored
+    /// database (every connection of one engine shares its anchor): bumped after each one
+    /// ends, committed or not. A read connection's search cache (``SearchCache``) is used
+    /// only while it has the value it had when the cache was filled.
+    let writeEpoch = Atomic<UInt64>(0)
     /// `url.path`, computed once: reads open the file by it before every keychain read.
     let path: String
     let directory: URL

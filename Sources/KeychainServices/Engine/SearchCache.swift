@@ -1,0 +1,110 @@
+#if !canImport(Security)
+import Foundation
+import Synchronization
+
+/// Which rows a read connection's recent searches found, so that the same search, asked
+/// again while the database has not changed, skips SQLite.
+///
+/// A search is keyed by everything its SQL depends on: the shape of the query, the class,
+/// the bytes of the compared name values (the service, account and label, which SQLite
+/// sees only as keyed hashes), the synchronizable filter, the persistent reference and the
+/// access groups searched. What is kept for it is each candidate row as stored (id, class,
+/// primary-key hash, sync flag, protection label, reference, nonce and ciphertext): never
+/// a decrypted attribute or secret. A call answered from here still decrypts every
+/// candidate, authenticating it against its associated data, and compares every attribute
+/// of the query, exactly as for rows read from SQLite; the cache only says which rows
+/// exist.
+///
+/// The whole cache is valid for one *stamp*: SQLite's WAL-index header (both copies, read
+/// as SQLite reads it), the write epoch of this process's connections
+/// (``RollbackAnchor/writeEpoch``), and the data version of the read transaction the rows
+/// were read in (the anchor check of that read vouches for the state). A commit by any
+/// connection in any process changes the header, a write of this process also the epoch;
+/// on a different stamp the cache is emptied before anything in it is used. Rows are
+/// added only from a search whose read transaction started after the stamp was taken and
+/// after which the stamp was the same again, so they are the rows of the stamped state.
+///
+/// Used by one thread at a time (its connection's).
+final class SearchCache {
+    /// The key of one search: the bytes described above, length-prefixed.
+    typealias Key = [UInt8]
+
+    /// One candidate row as stored (the columns ``KeychainEngine`` opens a row from).
+    struct Row {
+        var id: Int64
+        var itemClass: String
+        var primaryKey: Data
+        var synchronizable: Int64
+        var protection: String
+        var reference: Data
+        var nonce: Data
+        var ciphertext: Data
+    }
+
+    /// What the cached rows are valid for.
+    struct Stamp: Equatable {
+        var header: WALIndexHeader
+        var epoch: UInt64
+    }
+
+    static let maximumRowsPerSearch = 16
+    static let maximumSearches = 256
+    static let maximumRows = 512
+    /// A search whose key is longer (long names) is not cached.
+    static let maximumKeyLength = 1024
+
+    /// How many searches, in this process, were answered from a search cache (for tests).
+    static let searchesAnsweredFromCache = Atomic<Int>(0)
+
+    private var stamp: Stamp?
+    /// The data version of the read transaction the cached rows were read in.
+    private(set) var dataVersion: UInt32 = 0
+    private var searches: [Key: [Row]] = [:]
+    private var rowCount = 0
+
+    /// The rows cached for `key`, when the cache is valid for `current`; a different stamp
+    /// empties the cache.
+    func rows(for key: Key, at current: Stamp) -> [Row]? {
+        guard let stamp else { return nil }
+        guard stamp == current else {
+            removeAll()
+            return nil
+        }
+        return searches[key]
+    }
+
+    /// Records the candidates of one search read at `dataVersion`, found in the state of
+    /// `taken` (taken before the search; the caller checked that it still held after it).
+    func store(_ rows: [Row], for key: Key, taken: Stamp, dataVersion: UInt32) {
+        if stamp != taken || self.dataVersion != dataVersion {
+            removeAll()
+            stamp = taken
+            self.dataVersion = dataVersion
+        }
+        guard rows.count <= Self.maximumRowsPerSearch, searches[key] == nil else { return }
+        if searches.count >= Self.maximumSearches || rowCount + rows.count > Self.maximumRows {
+            searches.removeAll(keepingCapacity: true)
+            rowCount = 0
+        }
+        searches[key] = rows
+        rowCount += rows.count
+    }
+
+    /// Forgets every search.
+    func removeAll() {
+        stamp = nil
+        searches.removeAll()
+        rowCount = 0
+    }
+
+    /// A search read from SQLite whose rows are to be cached once the read is judged
+    /// current: the key, the stamp taken before its read transaction, the rows (`nil`
+    /// once they exceed ``maximumRowsPerSearch``).
+    struct PendingFill {
+        var key: Key
+        var taken: Stamp
+        var rows: [Row]? = []
+        var dataVersion: UInt32?
+    }
+}
+#endif
