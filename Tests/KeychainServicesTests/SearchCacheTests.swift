@@ -175,4 +175,17 @@ struct SearchCacheTests {
             #expect(read("a") == (errSecDecode, nil))
         }
     }
+
+    /// A row deleted in the file behind Keysmith's back (no anchor write, only SQLite's
+    /// WAL-index changes) after its search was cached: the next read does not find it.
+    @Test func rowDeletedOnDiskAfterCachingIsNotFound() {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        keychain.run {
+            #expect(add("a", "secret") == errSecSuccess)
+            readTwice("a", (errSecSuccess, "secret"), "before")
+        }
+        RawKeychainFile(keychain).execute("DELETE FROM items")
+        keychain.run { #expect(read("a") == (errSecItemNotFound, nil)) }
+    }
 }
