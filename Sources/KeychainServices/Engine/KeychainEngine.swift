@@ -920,7 +920,7 @@ final class KeychainEngine: @unchecked Sendable {
                         try openRow(
                             id: row.id, className: row.itemClass, primaryKey: row.primaryKey,
                             synchronizable: row.synchronizable, protectionName: row.protection, reference: row.reference,
-                            nonce: nonce, ciphertext: ciphertext, recordsCurrent: true)
+                            nonce: nonce, ciphertext: ciphertext, recordsCurrent: true, associatedData: row.associatedData)
                     }
                 }
             } catch is KeyHierarchy.ForeignItem {
@@ -934,10 +934,14 @@ final class KeychainEngine: @unchecked Sendable {
 
     /// The row the statement is on, as the search cache keeps it.
     private func cachedRow(of statement: Statement) -> SearchCache.Row {
-        SearchCache.Row(
-            id: statement.int64(at: 0), itemClass: statement.string(at: 1) ?? "", primaryKey: statement.data(at: 2),
-            synchronizable: statement.int64(at: 4), protection: statement.string(at: 5) ?? "",
-            reference: statement.data(at: 6), nonce: statement.data(at: 7), ciphertext: statement.data(at: 8))
+        let itemClass = statement.string(at: 1) ?? "", protection = statement.string(at: 5) ?? ""
+        let primaryKey = statement.data(at: 2), reference = statement.data(at: 6)
+        return SearchCache.Row(
+            id: statement.int64(at: 0), itemClass: itemClass, primaryKey: primaryKey,
+            synchronizable: statement.int64(at: 4), protection: protection, reference: reference,
+            nonce: statement.data(at: 7), ciphertext: statement.data(at: 8),
+            associatedData: associatedData(
+                itemClass: itemClass, reference: reference, primaryKey: primaryKey, protection: protection))
     }
 
     /// The search cache's key for a search: everything its SQL depends on (see
@@ -945,7 +949,7 @@ final class KeychainEngine: @unchecked Sendable {
     private func searchKey(_ query: ItemQuery, shape: QueryShape, groups: [String]?) -> SearchCache.Key? {
         guard let itemClass = query.itemClass, let schema = itemClass.schema else { return nil }
         var key: [UInt8] = []
-        key.reserveCapacity(128)
+        key.reserveCapacity(96)
         func appendLength(_ count: Int) {
             withUnsafeBytes(of: UInt32(truncatingIfNeeded: count).littleEndian) { key.append(contentsOf: $0) }
         }
@@ -964,8 +968,8 @@ final class KeychainEngine: @unchecked Sendable {
             }
         } else {
             let (first, second) = schema.indexedNames
-            for tag in [first, second, Self.labelTag] {
-                guard let value = query.attributes[tag] else {
+            for slot in 0..<3 {
+                guard let value = query.attributes[slot == 0 ? first : slot == 1 ? second : Self.labelTag] else {
                     key.append(0)
                     continue
                 }
@@ -986,7 +990,7 @@ final class KeychainEngine: @unchecked Sendable {
             key.append(contentsOf: group.utf8)
             if key.count > SearchCache.maximumKeyLength { return nil }
         }
-        return key
+        return SearchCache.Key(bytes: key)
     }
 
     /// The label (`kSecAttrLabel`): every class has one, and its keyed hash is the `h3`
@@ -1111,14 +1115,15 @@ final class KeychainEngine: @unchecked Sendable {
     /// against its associated data, and checks its plaintext columns against what was sealed.
     private func openRow(
         id: Int64, className: String, primaryKey storedPrimaryKey: Data, synchronizable: Int64, protectionName: String,
-        reference: Data, nonce: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer, recordsCurrent: Bool
+        reference: Data, nonce: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer, recordsCurrent: Bool,
+        associatedData cached: [UInt8]? = nil
     ) throws -> ItemRecord {
         guard let itemClass = ItemClass(rawValue: className), let protection = try keys.protection(forLabel: protectionName)
         else {
             throw damaged()
         }
         let key = try keys.itemKey(for: protection, recordsCurrent: recordsCurrent)
-        let associated = associatedData(
+        let associated = cached ?? associatedData(
             itemClass: className, reference: reference, primaryKey: storedPrimaryKey, protection: protectionName)
         let opened = associated.withUnsafeBytes { Sodium.open(ciphertext, nonce: nonce, associatedData: $0, key: key) }
         guard let opened else { throw damaged() }

@@ -26,8 +26,20 @@ import Synchronization
 ///
 /// Used by one thread at a time (its connection's).
 final class SearchCache {
-    /// The key of one search: the bytes described above, length-prefixed.
-    typealias Key = [UInt8]
+    /// The key of one search: the bytes described above, length-prefixed, hashed and
+    /// compared as one block of bytes (not byte by byte).
+    struct Key: Hashable {
+        var bytes: [UInt8]
+
+        func hash(into hasher: inout Hasher) {
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+
+        static func == (a: Key, b: Key) -> Bool {
+            a.bytes.count == b.bytes.count
+                && a.bytes.withUnsafeBytes { x in b.bytes.withUnsafeBytes { y in memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 } }
+        }
+    }
 
     /// One candidate row as stored (the columns ``KeychainEngine`` opens a row from).
     struct Row {
@@ -39,6 +51,9 @@ final class SearchCache {
         var reference: Data
         var nonce: Data
         var ciphertext: Data
+        /// The associated data the row is opened with, computed from the fields above
+        /// when it was cached.
+        var associatedData: [UInt8]
     }
 
     /// What the cached rows are valid for.
