@@ -77,7 +77,7 @@ enum ItemCodec {
             attributes.reserveCapacity(count)
             for _ in 0..<count {
                 let tagLength = Int(try reader.byte())
-                let tag = try reader.tag(tagLength)
+                let tag = try reader.string(tagLength)
                 guard let type = TypeCode(rawValue: try reader.byte()) else { throw reader.damaged }
                 switch type {
                 case .string:
@@ -112,18 +112,6 @@ enum ItemCodec {
         bytes.append(contentsOf: blob)
     }
 
-    /// Every 4-byte attribute tag of the item classes' schemas, by its bytes (as a
-    /// little-endian integer): decoding an item takes these strings instead of making new ones.
-    fileprivate static let knownTags: [UInt32: String] = {
-        var tags: [UInt32: String] = [:]
-        for itemClass in ItemClass.allCases {
-            for tag in itemClass.schema?.attributes.keys ?? [:].keys where tag.utf8.count == 4 {
-                tags[Array(tag.utf8).withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }] = tag
-            }
-        }
-        return tags
-    }()
-
     private struct Reader {
         let bytes: UnsafeRawBufferPointer
         var offset = 0
@@ -154,14 +142,6 @@ enum ItemCodec {
         /// authenticated before decoding, so it is valid).
         mutating func string(_ count: Int) throws -> String {
             String(decoding: try bytes(count), as: UTF8.self)
-        }
-
-        /// An attribute tag: one of the tags the schema knows as a string constant (no
-        /// UTF-8 validation, no new string), else decoded.
-        mutating func tag(_ count: Int) throws -> String {
-            let text = try bytes(count)
-            if count == 4, let known = ItemCodec.knownTags[text.loadUnaligned(as: UInt32.self)] { return known }
-            return String(decoding: text, as: UTF8.self)
         }
 
         mutating func blob() throws -> UnsafeRawBufferPointer {

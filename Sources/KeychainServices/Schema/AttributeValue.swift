@@ -34,12 +34,24 @@ enum AttributeValue: Hashable, Sendable {
     /// equivalence: the keychain must not treat `é` and `e` + U+0301 as the same name.
     static func == (lhs: AttributeValue, rhs: AttributeValue) -> Bool {
         switch (lhs, rhs) {
-        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.string(let a), .string(let b)): return sameBytes(a, b)
         case (.data(let a), .data(let b)): return a == b
         case (.number(let a), .number(let b)): return a == b
         case (.date(let a), .date(let b)): return a.bitPattern == b.bitPattern
-        case (.accessControl(let p1, let f1), .accessControl(let p2, let f2)): return p1.utf8.elementsEqual(p2.utf8) && f1 == f2
+        case (.accessControl(let p1, let f1), .accessControl(let p2, let f2)): return sameBytes(p1, p2) && f1 == f2
         default: return false
+        }
+    }
+
+    /// Whether two strings have the same UTF-8 bytes (one `memcmp` over contiguous UTF-8,
+    /// not an element-by-element walk).
+    private static func sameBytes(_ a: String, _ b: String) -> Bool {
+        var a = a
+        var b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
+            }
         }
     }
 
