@@ -98,7 +98,9 @@ struct SplitMix {
 /// clean per-call figure under callgrind (`--only read-calls prebuilt|app-style COUNT`),
 /// with the queries built exactly as ``KeychainReadBenchmark`` builds them.
 func runReadCalls(appStyle: Bool, count: Int) {
-    let itemCount = 100
+    // KEYSMITH_BENCH_READ_ITEMS: another keychain size (more items than the read
+    // connections' search caches hold makes most calls read SQLite).
+    let itemCount = ProcessInfo.processInfo.environment["KEYSMITH_BENCH_READ_ITEMS"].flatMap { Int($0) } ?? 100
     let directory = temporaryDirectory("read-calls")
     defer { try? FileManager.default.removeItem(at: directory) }
     let environment = KeychainEnvironment(directory: directory, accessGroups: ["com.keysmith.bench"])

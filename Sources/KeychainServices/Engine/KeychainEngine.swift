@@ -791,7 +791,8 @@ final class KeychainEngine: @unchecked Sendable {
         {
             let stamp = SearchCache.Stamp(header: header, epoch: epoch)
             let cache = connection.searchCache
-            if let rows = cache.rows(for: key, at: stamp) {
+            let cached = cache.rows(for: key, at: stamp)
+            if let rows = cached {
                 if connection.storage.stateMatchesAnchor(unchangedSince: cache.dataVersion) {
                     SearchCache.searchesAnsweredFromCache.add(1, ordering: .relaxed)
                     connection.answeredFromCache = true
@@ -802,7 +803,9 @@ final class KeychainEngine: @unchecked Sendable {
                 }
                 cache.removeAll()
             }
-            fill = SearchCache.PendingFill(key: key, taken: stamp)
+            // A search is cached the second time it is read from SQLite (not every search
+            // of a large keychain read once pays for being copied).
+            if cached != nil || cache.admits(key) { fill = SearchCache.PendingFill(key: key, taken: stamp) }
         }
         let statement: Statement
         if let prepared = connection.searchStatements[shape] {
@@ -850,15 +853,23 @@ final class KeychainEngine: @unchecked Sendable {
         defer { if fill != nil { connection.pendingFill = fill } }
         var visiting = true
         while try statement.step() {
+            // The row as the cache keeps it, when this search is being cached: opened from
+            // that copy below (its associated data computed once, for both).
+            var copied: SearchCache.Row?
             if fill != nil {
                 if fill!.rows != nil && fill!.rows!.count >= SearchCache.maximumRowsPerSearch { fill!.rows = nil }
                 if fill!.rows != nil {
-                    fill!.rows!.append(cachedRow(of: statement))
+                    let row = cachedRow(of: statement)
+                    fill!.rows!.append(row)
                     fill!.dataVersion = connection.storage.dataVersion
+                    copied = row
                 }
                 // The search stopped early (enough matches): its remaining candidates are
-                // read, not opened, to cache the whole search.
-                if !visiting { continue }
+                // read, not opened, to cache the whole search (unless it is too large to cache).
+                if !visiting {
+                    if fill!.rows == nil { return }
+                    continue
+                }
             }
             guard visiting else { return }
             if !recordsCurrent && connection !== writer {
@@ -875,7 +886,11 @@ final class KeychainEngine: @unchecked Sendable {
             }
             let record: ItemRecord
             do {
-                record = try openCurrentRow(of: statement, recordsCurrent: recordsCurrent)
+                if let copied {
+                    record = try open(copied, recordsCurrent: recordsCurrent)
+                } else {
+                    record = try openCurrentRow(of: statement, recordsCurrent: recordsCurrent)
+                }
             } catch is KeyHierarchy.ForeignItem {
                 continue
             } catch let failure as KeychainFailure where failure.status == errSecDecode {
@@ -915,20 +930,26 @@ final class KeychainEngine: @unchecked Sendable {
             }
             let record: ItemRecord
             do {
-                record = try row.nonce.withUnsafeBytes { nonce in
-                    try row.ciphertext.withUnsafeBytes { ciphertext in
-                        try openRow(
-                            id: row.id, className: row.itemClass, primaryKey: row.primaryKey,
-                            synchronizable: row.synchronizable, protectionName: row.protection, reference: row.reference,
-                            nonce: nonce, ciphertext: ciphertext, recordsCurrent: true, associatedData: row.associatedData)
-                    }
-                }
+                record = try open(row, recordsCurrent: true)
             } catch is KeyHierarchy.ForeignItem {
                 continue
             }
             if let groupFilter, !AccessGroups.list(groupFilter, contains: record.accessGroup) { continue }
             guard record.matches(query) else { continue }
             if try !visit(record) { return }
+        }
+    }
+
+    /// Decrypts and checks a row as the search cache keeps it (``openRow``).
+    private func open(_ row: SearchCache.Row, recordsCurrent: Bool) throws -> ItemRecord {
+        try row.nonce.withUnsafeBytes { nonce in
+            try row.ciphertext.withUnsafeBytes { ciphertext in
+                try openRow(
+                    id: row.id, className: row.itemClass, primaryKey: row.primaryKey,
+                    synchronizable: row.synchronizable, protectionName: row.protection, reference: row.reference,
+                    nonce: nonce, ciphertext: ciphertext, recordsCurrent: recordsCurrent,
+                    associatedData: row.associatedData)
+            }
         }
     }
 

@@ -105,6 +105,30 @@ final class SearchCache {
         rowCount += rows.count
     }
 
+    /// Hashes of the keys of recent searches read from SQLite, two candidate slots each
+    /// (an admission filter only: a collision costs a search being cached later).
+    private var seen = [Int](repeating: 0, count: 2048)
+    private var nextSeenSlot = false
+
+    /// Whether `key` was read from SQLite recently (this call is its second, or it is
+    /// worth caching); otherwise it is noted, and its rows are not cached this time.
+    func admits(_ key: Key) -> Bool {
+        let hash = key.hashValue | 1
+        let bits = UInt(bitPattern: hash)
+        let first = Int(bits % 2048), second = Int((bits >> 32) % 2048)
+        if seen[first] == hash || seen[second] == hash { return true }
+        // Noted in an empty slot of the two, else in each of them in turn.
+        if seen[first] == 0 {
+            seen[first] = hash
+        } else if seen[second] == 0 {
+            seen[second] = hash
+        } else {
+            seen[nextSeenSlot ? second : first] = hash
+            nextSeenSlot.toggle()
+        }
+        return false
+    }
+
     /// Forgets every search.
     func removeAll() {
         stamp = nil
