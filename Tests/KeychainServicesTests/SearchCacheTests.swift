@@ -27,8 +27,9 @@ struct SearchCacheTests {
 
     private var answeredFromCache: Int { SearchCache.searchesAnsweredFromCache.load(ordering: .sequentiallyConsistent) }
 
-    /// Reads `account` twice, so that the second read (and the ones after) can be answered
-    /// from the cache, and expects `expected` both times.
+    /// Reads `account` twice, so that the search is cached (a search is cached the second
+    /// time it is read from SQLite) and the next read is answered from the cache unless
+    /// something invalidated it, and expects `expected` both times.
     private func readTwice(_ account: String, _ expected: (OSStatus, String?), _ comment: Comment) {
         #expect(read(account) == expected, comment)
         #expect(read(account) == expected, comment)
@@ -45,6 +46,8 @@ struct SearchCacheTests {
     @Test func repeatedSearchIsAnsweredFromTheCache() {
         TemporaryKeychain.with { _ in
             #expect(add("a", "one") == errSecSuccess)
+            // The second read of a search from SQLite caches it.
+            #expect(read("a") == (errSecSuccess, "one"))
             #expect(read("a") == (errSecSuccess, "one"))
             let before = answeredFromCache
             for _ in 0..<10 { #expect(read("a") == (errSecSuccess, "one")) }
