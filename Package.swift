@@ -51,6 +51,9 @@ let package = Package(
         ),
         .target(name: "CLoadOnUse"),
         .target(name: "CTerminalGuard"),
+        // Core Foundation's one-pass dictionary reader (in Foundation on Linux), for the
+        // query parser.
+        .target(name: "CFoundationDictionary"),
         .target(
             name: "KeychainServices",
             dependencies: [
@@ -61,6 +64,7 @@ let package = Package(
                 .target(name: "CSystemdBus", condition: .when(platforms: linuxOnly)),
                 .target(name: "CTerminalGuard", condition: .when(platforms: linuxOnly)),
                 .target(name: "CLoadOnUse", condition: .when(platforms: linuxOnly)),
+                .target(name: "CFoundationDictionary", condition: .when(platforms: linuxOnly)),
             ]
         ),
         // On Apple platforms LocalAuthentication (re-exported); elsewhere LAContext over the

@@ -94,3 +94,61 @@ struct StoreReadBenchmark {
         return Double(nanoseconds() - start) / Double(count)
     }
 }
+
+/// Untimed, for callgrind (`--only typed-calls data|string|retrieve|prebuilt [COUNT]`):
+/// `count` calls of one typed read on the keychain of ``StoreReadBenchmark`` (100 keys),
+/// or of the `SecItemCopyMatching` call it is compared with, so that a profile divided by
+/// `count` gives the instructions of one call.
+func runTypedCalls(kind: String, count: Int) {
+    let itemCount = 100
+    let storeService = "com.keysmith.bench.store"
+    let keyService = "com.keysmith.bench.keys"
+    let directory = temporaryDirectory("typed-calls")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let environment = KeychainEnvironment(directory: directory, accessGroups: ["com.keysmith.bench"])
+    KeychainEnvironment.withEnvironment(environment) {
+        guard let store = try? KeychainStore(service: storeService) else { fatalError("could not create a KeychainStore") }
+        let source = KeychainKeySource(service: keyService)
+        let secret = String(repeating: "s", count: 200)
+        for index in 0..<itemCount {
+            do {
+                try store.set(secret, for: "key-\(index)")
+                try source.store(Data(secret.utf8), for: "key_\(index)", version: "1")
+            } catch {
+                fatalError("could not fill the keychain: \(error)")
+            }
+        }
+        let retriever = KeyRetriever(
+            sources: [source], environment: .release, cacheTimeToLive: nil, logging: .disabled,
+            notificationCenter: nil)
+        let storeKeys = (0..<count).map { "key-\($0 % itemCount)" }
+        let retrieverKeys = (0..<count).map { "key_\($0 % itemCount)" }
+        switch kind {
+        case "data":
+            for key in storeKeys { precondition((try? store.data(for: key))??.count == 200) }
+        case "string":
+            for key in storeKeys { precondition((try? store.string(for: key))??.utf8.count == 200) }
+        case "retrieve":
+            for key in retrieverKeys {
+                retriever.clearCache()
+                precondition((try? retriever.retrieve(key))??.data.count == 200)
+            }
+        case "prebuilt":
+            let queries: [CFDictionary] = storeKeys.map { key in
+                [
+                    kSecClass as String: kSecClassGenericPassword,
+                    kSecAttrService as String: storeService,
+                    kSecAttrAccount as String: key,
+                    kSecReturnData as String: true,
+                ] as CFDictionary
+            }
+            for query in queries {
+                var result: CFTypeRef?
+                precondition(SecItemCopyMatching(query, &result) == errSecSuccess)
+            }
+        default:
+            FileHandle.standardError.write(Data("typed-calls: data, string, retrieve or prebuilt\n".utf8))
+            exit(2)
+        }
+    }
+}

@@ -17,6 +17,9 @@
 //                  [--only-protection]
 //   keysmith-bench --only read-calls prebuilt|app-style [COUNT]   COUNT untimed reads of one
 //                  kind, for a per-call instruction count under callgrind
+//   keysmith-bench --only typed-calls data|string|retrieve|prebuilt [COUNT]   the same for
+//                  the typed reads (KeychainStore, an uncached KeyRetriever) and the
+//                  SecItemCopyMatching call they are compared with
 //
 // libsecret and gnome-keyring are measured by .build/secret-bench (a C program built by
 // `make bench`; path from $SECRET_BENCH or next to this binary); the CLI by the `keysmith`
@@ -48,6 +51,13 @@ if CommandLine.arguments.dropFirst().first == "--only" {
         runReadCalls(appStyle: kind == "app-style", count: Int(CommandLine.arguments.dropFirst(4).first ?? "") ?? 1_000)
         exit(0)
     case "typed": selected = StoreReadBenchmark(itemCount: 100).rows()
+    case "typed-calls":
+        // Untimed, for callgrind: COUNT calls of one typed read (or of the prebuilt
+        // SecItemCopyMatching they are compared with).
+        runTypedCalls(
+            kind: CommandLine.arguments.dropFirst(3).first ?? "retrieve",
+            count: Int(CommandLine.arguments.dropFirst(4).first ?? "") ?? 1_000)
+        exit(0)
     case "throughput": selected = ThroughputBenchmark.rows()
     case "protection": selected = ProtectionBenchmark.rows()
     case "protection-calls":
@@ -62,7 +72,7 @@ if CommandLine.arguments.dropFirst().first == "--only" {
         ).run()
     default:
         FileHandle.standardError.write(Data(
-            "usage: keysmith-bench --only erasure|write|node|reads [N]|read-calls prebuilt|app-style [COUNT]|typed|throughput|protection|protection-calls a|d [COUNT]|process [RUNS]\n".utf8))
+            "usage: keysmith-bench --only erasure|write|node|reads [N]|read-calls prebuilt|app-style [COUNT]|typed|typed-calls data|string|retrieve|prebuilt [COUNT]|throughput|protection|protection-calls a|d [COUNT]|process [RUNS]\n".utf8))
         exit(2)
     }
     for row in selected {

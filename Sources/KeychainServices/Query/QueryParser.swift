@@ -1,4 +1,5 @@
 #if !canImport(Security)
+import CFoundationDictionary
 import Foundation
 
 /// Turns a SecItem dictionary into an ``ItemQuery`` with Apple's rules (reference §1.7,
@@ -30,8 +31,8 @@ enum QueryParser {
 
     /// Parses `dictionary` for `operation`.
     /// - Throws: ``KeychainFailure`` with errSecParam, errSecNoSuchAttr or errSecNoSuchClass.
-    static func parse(_ dictionary: NSDictionary, for operation: Operation) throws -> ItemQuery {
-        try parse(try stringKeyedEntries(dictionary), for: operation)
+    static func parse(_ dictionary: NSDictionary, for operation: Operation, reader: EntryReader = .onePass) throws -> ItemQuery {
+        try parse(try stringKeyedEntries(dictionary, reader: reader), for: operation)
     }
 
     /// Parses entries already read by ``stringKeyedEntries(_:)``.
@@ -110,8 +111,8 @@ enum QueryParser {
 
     /// The dictionary's entries with string keys, sorted by key (so that errors are
     /// deterministic), after the checks every operation shares.
-    static func stringKeyedEntries(_ dictionary: NSDictionary) throws -> QueryEntries {
-        let read = readEntries(dictionary)
+    static func stringKeyedEntries(_ dictionary: NSDictionary, reader: EntryReader = .onePass) throws -> QueryEntries {
+        let read = readEntries(dictionary, reader: reader)
         if read.entries.contains("clip") { throw clipRefused }
         if let problem = read.problem { throw problem }
         return read.entries
@@ -121,10 +122,48 @@ enum QueryParser {
     static let clipRefused = KeychainFailure.param(
         "'clip' (kSecAttrAppClipItem) is internal to the keychain and cannot be passed in.")
 
-    /// The dictionary's entries with string keys, sorted by key, and the first problem
-    /// found (a non-string key or a null value). Reading never stops early, so the caller
-    /// can apply Apple's order of checks.
-    static func readEntries(_ dictionary: NSDictionary) -> (entries: QueryEntries, problem: KeychainFailure?) {
+    /// How ``readEntries(_:reader:)`` reads a dictionary's keys and values.
+    enum EntryReader {
+        /// Core Foundation's `CFDictionaryGetKeysAndValues`: one pass over the storage of a
+        /// plain `NSDictionary` (what `as CFDictionary` makes of a Swift dictionary), the
+        /// objects as stored. Any other class is read as ``foundation`` reads it.
+        case onePass
+        /// Foundation's `allKeys` and `allValues`: two arrays of `Any`, one element boxed at a
+        /// time (some 1,100 instructions an entry).
+        case foundation
+    }
+
+    /// The dictionary's entries with string keys, sorted by key, and the problem to report
+    /// first, whatever order Foundation lists the entries in (a Swift dictionary's order
+    /// changes from process to process): a key that is not a string (a number key before
+    /// any other), then a null value, the first in sorted key order. Reading never stops
+    /// early, so the caller can apply Apple's order of checks.
+    static func readEntries(
+        _ dictionary: NSDictionary, reader: EntryReader = .onePass
+    ) -> (entries: QueryEntries, problem: KeychainFailure?) {
+        if reader == .onePass, type(of: dictionary) == NSDictionary.self {
+            // An immutable NSDictionary: its count cannot change between the two calls.
+            let object = Unmanaged.passUnretained(dictionary).toOpaque()
+            let count = keysmith_cf_dictionary_count(object)
+            guard count > 0 else { return (QueryEntries(values: [], keys: []), nil) }
+            return withUnsafeTemporaryAllocation(of: UnsafeRawPointer?.self, capacity: 2 * count) { buffer in
+                let base = buffer.baseAddress!
+                base.initialize(repeating: nil, count: 2 * count)
+                keysmith_cf_dictionary_keys_and_values(object, base, base + count)
+                var values: [Any] = []
+                values.reserveCapacity(count)
+                for index in 0..<count {
+                    guard let value = base[count + index] else { break }
+                    values.append(Unmanaged<AnyObject>.fromOpaque(value).takeUnretainedValue())
+                }
+                guard values.count == count else {
+                    return (QueryEntries(values: [], keys: []), KeychainFailure.param("The dictionary changed while it was being read."))
+                }
+                return classify(count: count, key: { index in
+                    base[index].map { Unmanaged<AnyObject>.fromOpaque($0).takeUnretainedValue() } ?? NSNull()
+                }, values: values)
+            }
+        }
         // allKeys and allValues list the storage in the same order and leave the values as
         // Foundation objects: iterating (or getObjects) would look every key up again and
         // bridge every value, an NSData byte by byte.
@@ -133,26 +172,40 @@ enum QueryParser {
         guard keys.count == values.count else {
             return (QueryEntries(values: [], keys: []), KeychainFailure.param("The dictionary changed while it was being read."))
         }
+        return classify(count: keys.count, key: { keys[$0] }, values: values)
+    }
+
+    /// The entries of `count` keys (`key(i)` is the key of `values[i]`), sorted, and the
+    /// problem to report first (see ``readEntries(_:reader:)``).
+    private static func classify(
+        count: Int, key: (Int) -> Any, values: [Any]
+    ) -> (entries: QueryEntries, problem: KeychainFailure?) {
         var entries: [(key: String, index: Int)] = []
-        entries.reserveCapacity(keys.count)
-        var problem: KeychainFailure?
-        for index in keys.indices {
-            guard let name = string(keys[index]) else {
-                let key = keys[index]
-                if problem == nil {
-                    problem = key is NSNumber
-                        ? KeychainFailure(errSecNoSuchAttr, "A dictionary key is a number; keychain keys are kSec… strings.")
-                        : KeychainFailure.param("A dictionary key is not a string; keychain keys are kSec… strings.")
-                }
+        entries.reserveCapacity(count)
+        var numberKey = false
+        var otherKey = false
+        var hasNull = false
+        for index in 0..<count {
+            let key = key(index)
+            guard let name = string(key) else {
+                if key is NSNumber { numberKey = true } else { otherKey = true }
                 continue
             }
-            if problem == nil, isNull(values[index]) {
-                problem = KeychainFailure.param("The value for \(ConstantNames.key(name)) is null.")
-            }
+            if !hasNull, isNull(values[index]) { hasNull = true }
             entries.append((name, index))
         }
         entries.sort { $0.key < $1.key }
-        return (QueryEntries(values: values, keys: entries), problem)
+        let result = QueryEntries(values: values, keys: entries)
+        if numberKey {
+            return (result, KeychainFailure(errSecNoSuchAttr, "A dictionary key is a number; keychain keys are kSec… strings."))
+        }
+        if otherKey {
+            return (result, KeychainFailure.param("A dictionary key is not a string; keychain keys are kSec… strings."))
+        }
+        if hasNull, let null = entries.first(where: { isNull(values[$0.index]) }) {
+            return (result, KeychainFailure.param("The value for \(ConstantNames.key(null.key)) is null."))
+        }
+        return (result, nil)
     }
 
     private static func apply(

@@ -30,18 +30,48 @@ public enum KeyCandidates {
     /// - Returns: The names to try; the first is always `identifier` itself (an empty
     ///   identifier gives an empty list).
     public static func names(for identifier: String) -> [String] {
-        guard !identifier.isEmpty else { return [] }
-        var result: [String] = [identifier]
-        result.reserveCapacity(5)
-        func add(_ name: String?) {
-            guard let name, !name.isEmpty, !result.contains(name) else { return }
-            result.append(name)
+        var lazy = LazyNames(identifier)
+        var index = 0
+        while lazy.name(at: index) != nil { index += 1 }
+        return lazy.computed
+    }
+
+    /// The candidate names of one identifier, in the order of ``names(for:)``, each worked
+    /// out only when a lookup first asks for it: a lookup that finds the key under the
+    /// identifier itself (the common case) never lowercases, uppercases or converts it.
+    struct LazyNames {
+        /// The identifier the caller asked for.
+        let identifier: String
+        /// The names worked out so far, without duplicates.
+        private(set) var computed: [String] = []
+        /// The next rule to apply (1 to 4; rule 0, the identifier itself, is applied at once).
+        private var nextRule = 1
+
+        init(_ identifier: String) {
+            self.identifier = identifier
+            if !identifier.isEmpty {
+                computed.reserveCapacity(5)
+                computed.append(identifier)
+            }
         }
-        add(strippingEnvironmentSuffix(identifier))
-        add(identifier.lowercased())
-        add(identifier.uppercased())
-        add(convertingCase(identifier))
-        return result
+
+        /// The candidate at `index` (0 is the identifier itself), or `nil` past the last one.
+        mutating func name(at index: Int) -> String? {
+            while index >= computed.count {
+                guard !identifier.isEmpty, nextRule <= 4 else { return nil }
+                let rule = nextRule
+                nextRule += 1
+                let name: String?
+                switch rule {
+                case 1: name = KeyCandidates.strippingEnvironmentSuffix(identifier)
+                case 2: name = identifier.lowercased()
+                case 3: name = identifier.uppercased()
+                default: name = KeyCandidates.convertingCase(identifier)
+                }
+                if let name, !name.isEmpty, !computed.contains(name) { computed.append(name) }
+            }
+            return computed[index]
+        }
     }
 
     /// The identifier without a trailing `_test` or `_prod` (compared case-insensitively).
@@ -70,7 +100,8 @@ public enum KeyCandidates {
     /// - Parameter identifier: An identifier.
     /// - Returns: The converted spelling, or `nil` when the rule does not apply.
     public static func convertingCase(_ identifier: String) -> String? {
-        identifier.contains("_") ? camelCase(fromSnakeCase: identifier) : snakeCase(fromCamelCase: identifier)
+        // A Character search (as `split` below reads words), not Foundation's `range(of:)`.
+        identifier.contains("_" as Character) ? camelCase(fromSnakeCase: identifier) : snakeCase(fromCamelCase: identifier)
     }
 
     /// `api_key` → `apiKey`, `API_KEY` → `apiKey`.

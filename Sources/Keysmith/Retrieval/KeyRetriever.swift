@@ -93,8 +93,11 @@ public final class KeyRetriever: Sendable {
     }
 
     struct State: Sendable {
-        var sources: [any KeySource]
-        var priority: [KeySourceKind]
+        var sources: [any KeySource] { didSet { consultation = nil } }
+        var priority: [KeySourceKind] { didSet { consultation = nil } }
+        /// The sources in consultation order and those not consulted, worked out from
+        /// ``sources`` and ``priority`` when a lookup first needs them after a change.
+        var consultation: (ordered: [any KeySource], unconsulted: [any KeySource])?
         var environment: BuildEnvironment
         var tagID: Int
         var tagIDs: [String: Int]
@@ -105,10 +108,23 @@ public final class KeyRetriever: Sendable {
         var inFlight: [FlightKey: Flight] = [:]
 
         var snapshot: Snapshot {
-            var ordered: [any KeySource] = []
-            for kind in priority { ordered += sources.filter { $0.kind == kind } }
-            return Snapshot(
-                ordered: ordered, unconsulted: sources.filter { !priority.contains($0.kind) }, priority: priority,
+            mutating get {
+                let consultation: (ordered: [any KeySource], unconsulted: [any KeySource])
+                if let known = self.consultation {
+                    consultation = known
+                } else {
+                    var ordered: [any KeySource] = []
+                    for kind in priority { ordered += sources.filter { $0.kind == kind } }
+                    consultation = (ordered, sources.filter { !priority.contains($0.kind) })
+                    self.consultation = consultation
+                }
+                return snapshot(ordered: consultation.ordered, unconsulted: consultation.unconsulted)
+            }
+        }
+
+        private func snapshot(ordered: [any KeySource], unconsulted: [any KeySource]) -> Snapshot {
+            Snapshot(
+                ordered: ordered, unconsulted: unconsulted, priority: priority,
                 environment: environment, tagID: tagID, policy: policy,
                 allowsEnvironmentInRelease: allowsEnvironmentInRelease, generation: generation)
         }
@@ -587,7 +603,8 @@ public final class KeyRetriever: Sendable {
         _ identifier: String, selector: Selector, snapshot: Snapshot, recorder: KeyLookupRecorder?,
         failures: inout [String], refused: inout [KeyLookupEvent.RefusedCopy]
     ) throws -> KeyInfo? {
-        let candidates = KeyCandidates.names(for: identifier)
+        // Worked out one at a time: sources usually answer under the identifier itself.
+        var candidates = KeyCandidates.LazyNames(identifier)
         let sensitive = snapshot.policy.isSensitive(identifier)
         let enforced = snapshot.policy.isEnforced(isRelease: snapshot.environment.isRelease)
         for source in snapshot.ordered {
@@ -601,7 +618,9 @@ public final class KeyRetriever: Sendable {
                 }
                 continue
             }
-            candidates: for candidate in candidates {
+            var candidateIndex = 0
+            candidates: while let candidate = candidates.name(at: candidateIndex) {
+                candidateIndex += 1
                 let start = recorder?.now()
                 let records: [KeyInfo]
                 do {

@@ -1,0 +1,2 @@
+// Declarations only (include/CFoundationDictionary.h): the functions are Foundation's.
+#include "CFoundationDictionary.h"
