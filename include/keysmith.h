@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 /** The version of this interface; keysmith_abi_version() returns the library's. */
-#define KEYSMITH_ABI_VERSION 1
+#define KEYSMITH_ABI_VERSION 2
 
 /** Success. */
 #define KEYSMITH_OK 0
@@ -54,6 +54,10 @@ extern "C" {
 #define KEYSMITH_ERR_DECODE (-26275)
 /** errSecMissingEntitlement: the access group is not one this program may use. */
 #define KEYSMITH_ERR_MISSING_ENTITLEMENT (-34018)
+/** keysmith_get_nowait only: answering would have waited (error->code WOULD_WAIT); make the
+    same call with keysmith_get on a thread that may wait. (Apple's errSSLWouldBlock, a status
+    no keychain call returns.) Since ABI version 2. */
+#define KEYSMITH_WOULD_WAIT (-9803)
 
 /** What went wrong, filled in by every call that fails (and cleared by one that succeeds). */
 typedef struct keysmith_error {
@@ -61,7 +65,8 @@ typedef struct keysmith_error {
     int32_t status;
     /** The cross-platform code: ITEM_NOT_FOUND, AUTH_FAILED, USER_CANCELED,
         INTERACTION_NOT_ALLOWED, LIMIT_EXCEEDED, INVALID_VALUE, DECODING_FAILED,
-        MISSING_ENTITLEMENT, UNKNOWN; empty on success. */
+        MISSING_ENTITLEMENT, UNKNOWN (and WOULD_WAIT from keysmith_get_nowait); empty on
+        success. */
     char code[32];
     /** What happened, why, and what to do; never a value. Truncated to fit. */
     char message[1024];
@@ -108,6 +113,19 @@ int32_t keysmith_set(const keysmith_store *store, const char *service, const cha
     ITEM_NOT_FOUND; *out_value NULL). */
 int32_t keysmith_get(const keysmith_store *store, const char *service, const char *key, uint8_t **out_value,
                      size_t *out_length, keysmith_error *error);
+
+/**
+ * keysmith_get, answered only when that takes no waiting: for a thread that must not block
+ * (an event loop). Returns KEYSMITH_WOULD_WAIT, with nothing read (*out_value NULL), when
+ * the read would wait: the keychain is not open in this process yet (the first call opens
+ * it, reading the device key), another thread holds the keychain's write lock or its key
+ * hierarchy, another connection holds the database (SQLite busy; no busy timeout here), an
+ * item needs authentication (a prompt), or the keychain is locked. The caller then makes
+ * the same call with keysmith_get where waiting is fine, which answers as always. Every
+ * other answer is the one keysmith_get gives. Since ABI version 2.
+ */
+int32_t keysmith_get_nowait(const keysmith_store *store, const char *service, const char *key, uint8_t **out_value,
+                            size_t *out_length, keysmith_error *error);
 
 /** Reads the value under key in service into the caller's buffer (capacity bytes).
     *out_length is the value's length; when it is larger than capacity the call returns

@@ -1,6 +1,6 @@
 import Foundation
 import Keysmith
-import KeychainServices
+@_spi(Keysmith) import KeychainServices
 
 /// A failure of a C call, as `keysmith_error` reports it: the OSStatus, the cross-platform
 /// code (``SecureStoreError/Code``) and a message with the cause and the fix, never a value.
@@ -66,6 +66,12 @@ struct CFailure: Error {
             message: "No item for key '\(key)' in service '\(service)'. A missing value is a normal branch: "
                 + "treat it as empty, or store it first.")
     }
+
+    /// A read that would have waited (`keysmith_get_nowait`).
+    static let wouldWait = CFailure(
+        status: KeychainWouldWaitStatus, code: "WOULD_WAIT",
+        message: "The read would wait (the keychain is not open yet, locked or busy, or the item needs authentication). "
+            + "Make the same call with keysmith_get, on a thread that may wait.")
 
     /// Memory could not be allocated.
     static let outOfMemory = CFailure(

@@ -3,7 +3,7 @@
 // a failure in the caller's keysmith_error. See keysmith.h for the contract of each.
 import Foundation
 import Keysmith
-import KeychainServices
+@_spi(Keysmith) import KeychainServices
 
 /// Runs `body`, writing its failure into `report` (or clearing it) and returning the status.
 private func run(_ report: UnsafeMutableRawPointer?, _ body: () throws(CFailure) -> Void) -> Int32 {
@@ -61,9 +61,9 @@ private func wipe(_ data: inout Data) {
 }
 
 /// The version of the C interface, `KEYSMITH_ABI_VERSION`.
-/// - Returns: 1.
+/// - Returns: 2 (`keysmith_get_nowait` came with 2).
 @_cdecl("keysmith_abi_version")
-public func keysmith_abi_version() -> Int32 { 1 }
+public func keysmith_abi_version() -> Int32 { 2 }
 
 /// `keysmith_store_open`: opens a store for an access group and an accessibility.
 /// - Returns: The status.
@@ -125,10 +125,27 @@ private func read(_ handle: OpaquePointer?, _ service: UnsafePointer<CChar>?, _ 
     let service = try text(service, "service")
     let key = try text(key, "key")
     let data = try keychain { () throws(KeychainError) in
-        try store.provider.getItem(key: key, service: service, prompt: nil)
+        try store.readStore(for: service).data(for: key, prompt: nil)
     }
     guard let data else { throw CFailure.notFound(service: service, key: key) }
     return data
+}
+
+/// `keysmith_get_nowait`: `keysmith_get`, answered only when that takes no waiting.
+/// - Returns: The status; `KEYSMITH_WOULD_WAIT` when the read would wait (the keychain not
+///   open yet, a lock or the database held, an item needing authentication, the keychain
+///   locked), with nothing read.
+@_cdecl("keysmith_get_nowait")
+public func keysmith_get_nowait(
+    _ handle: OpaquePointer?, _ service: UnsafePointer<CChar>?, _ key: UnsafePointer<CChar>?,
+    _ outValue: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ outLength: UnsafeMutablePointer<Int>?,
+    _ report: UnsafeMutableRawPointer?
+) -> Int32 {
+    let status = KeychainWithoutWaiting.run { keysmith_get(handle, service, key, outValue, outLength, report) }
+    // A locked keychain: the waiting call answers (after an unlock in progress, if any).
+    guard status == KeychainWouldWaitStatus || status == errSecInteractionNotAllowed else { return status }
+    CFailure.wouldWait.write(to: report)
+    return CFailure.wouldWait.status
 }
 
 /// `keysmith_get`: reads a value into a library buffer (free it with `keysmith_free`).

@@ -1,6 +1,7 @@
 import Foundation
 import Keysmith
 import KeychainServices
+import Synchronization
 
 /// What a `keysmith_store *` points to: the access group and accessibility of a store, and
 /// the ``KeychainStoreProvider`` that does the work (the same layer a Swift ``SecureStore``
@@ -23,6 +24,29 @@ final class CStore: Sendable {
         self.accessGroup = accessGroup
         self.accessibility = accessibility
         provider = KeychainStoreProvider(accessGroup: accessGroup, accessibility: accessibility)
+    }
+
+    /// The keychain stores of the services read through this store, so a read does not
+    /// check and build its store again; at most ``maximumCachedStores`` are kept (the
+    /// least recently added go first).
+    private let readStores = Mutex<(stores: [String: KeychainStore], order: [String])>(([:], []))
+    private static let maximumCachedStores = 64
+
+    /// The store that reads `service` (the one ``KeychainStoreProvider/store(for:protection:)``
+    /// makes for standard items), cached.
+    /// - Parameter service: The full service name.
+    /// - Returns: The store.
+    /// - Throws: ``KeychainError`` for an unusable service.
+    func readStore(for service: String) throws(KeychainError) -> KeychainStore {
+        if let cached = readStores.withLock({ $0.stores[service] }) { return cached }
+        let store = try provider.store(for: service)
+        readStores.withLock { cache in
+            guard cache.stores[service] == nil else { return }
+            cache.stores[service] = store
+            cache.order.append(service)
+            if cache.order.count > Self.maximumCachedStores { cache.stores[cache.order.removeFirst()] = nil }
+        }
+        return store
     }
 
     /// A Swift `SecureStore` with this store's settings and `servicePrefix`, for the calls

@@ -122,7 +122,7 @@ final class KeychainEngine: @unchecked Sendable {
     /// not created: the call reports errSecItemNotFound naming the directory, as reading an
     /// empty keychain would, and leaves no directory or key file behind.
     static func engine(for directory: URL, forWriting: Bool = false, creating: Bool = true) throws -> KeychainEngine {
-        registryLock.lock()
+        try KeychainWithoutWaiting.acquire(registryLock, "the keychain registry")
         defer { registryLock.unlock() }
         if let mostRecent, mostRecent.directory == directory, mostRecent.isCurrent(always: forWriting) { return mostRecent }
         let key = directory.standardizedFileURL.path
@@ -143,6 +143,9 @@ final class KeychainEngine: @unchecked Sendable {
             throw KeychainFailure(
                 errSecItemNotFound, "No item matches the query: there is no keychain at \(directory.path) yet.",
                 recovery: "Check the keychain directory (KEYSMITH_HOME or KeychainEnvironment.directory); the first item added there creates it.")
+        }
+        if KeychainWithoutWaiting.isActive {
+            throw KeychainWithoutWaiting.wouldWait("the keychain at \(directory.path) is not open in this process yet")
         }
         let engine = try KeychainEngine(directory: directory)
         mostRecent = engine
@@ -196,14 +199,21 @@ final class KeychainEngine: @unchecked Sendable {
     }
 
     private func locked<Result>(_ body: () throws -> Result) throws -> Result {
-        lock.lock()
+        try KeychainWithoutWaiting.acquire(lock, "the keychain's write lock")
         defer { lock.unlock() }
+        if KeychainWithoutWaiting.isActive {
+            storage.database.setBusyTimeout(milliseconds: 0)
+            defer { storage.database.setBusyTimeout(milliseconds: KeychainDatabase.busyTimeoutMilliseconds) }
+            return try Self.describingDatabaseErrors(body)
+        }
         return try Self.describingDatabaseErrors(body)
     }
 
     private static func describingDatabaseErrors<Result>(_ body: () throws -> Result) throws -> Result {
         do {
             return try body()
+        } catch let error as DatabaseError where error.isBusy && KeychainWithoutWaiting.isActive {
+            throw KeychainWithoutWaiting.wouldWait("another connection holds the database (\(error.description))")
         } catch let error as DatabaseError {
             throw KeychainFailure(
                 error.osStatus, "The keychain database failed: \(error.message ?? "SQLite error \(error.resultCode)").",
@@ -216,11 +226,16 @@ final class KeychainEngine: @unchecked Sendable {
     /// reads on the write connection. A connection whose call failed is closed, not reused.
     private func reading<Result>(_ body: (Connection) throws -> Result) throws -> Result? {
         var reader = idleReaders.withLock { $0.popLast() }
+        let withoutWaiting = KeychainWithoutWaiting.isActive
         if reader == nil {
+            // Without waiting, no connection is opened: the writer answers if its lock is free.
+            if withoutWaiting { return nil }
             guard let opened = try? KeychainDatabase(readerOf: storage) else { return nil }
             reader = Connection(opened)
         }
         guard let reader else { return nil }
+        if withoutWaiting { reader.storage.database.setBusyTimeout(milliseconds: 0) }
+        defer { if withoutWaiting { reader.storage.database.setBusyTimeout(milliseconds: KeychainDatabase.busyTimeoutMilliseconds) } }
         let result = try Self.describingDatabaseErrors { try body(reader) }
         idleReaders.withLock { idle in
             if idle.count < Self.maximumIdleReaders { idle.append(reader) }
@@ -419,6 +434,7 @@ final class KeychainEngine: @unchecked Sendable {
     /// (a prompt does not hold up other threads).
     private func openingAccessControl(of matches: [ItemRecord], for query: ItemQuery) throws -> [ItemRecord] {
         guard query.returnData, matches.contains(where: \.needsAuthentication) else { return matches }
+        if KeychainWithoutWaiting.isActive { throw KeychainWithoutWaiting.wouldWait("an item needs authentication") }
         var gate: AccessControlGate?
         var opened = matches
         for index in opened.indices where opened[index].needsAuthentication {

@@ -231,7 +231,7 @@ final class KeyHierarchy: @unchecked Sendable {
     ///   since it last called ``refreshRecords()`` (see there); the records are then not
     ///   read again.
     func itemKey(for protection: ProtectionClass, recordsCurrent: Bool = false) throws -> SecretKey {
-        lock.lock()
+        try KeychainWithoutWaiting.acquire(lock, "the key hierarchy (an unlock or passphrase change)")
         defer { lock.unlock() }
         if !recordsCurrent { try refresh() }
         if protection == .whenPasscodeSetThisDeviceOnly && records.passphrase == nil {
@@ -251,7 +251,7 @@ final class KeyHierarchy: @unchecked Sendable {
     /// as its own data version says no commit came since: the records read here are then
     /// at least as new as any state that connection reads.
     func refreshRecords() throws {
-        lock.lock()
+        try KeychainWithoutWaiting.acquire(lock, "the key hierarchy (an unlock or passphrase change)")
         defer { lock.unlock() }
         try refresh()
     }

@@ -16,6 +16,10 @@ struct DatabaseError: Error, CustomStringConvertible {
     /// The primary result code (the low 8 bits of the extended one).
     var primaryResultCode: Int32 { resultCode & 0xFF }
 
+    /// Whether another connection held the database (SQLITE_BUSY, SQLITE_LOCKED): waiting
+    /// would have answered.
+    var isBusy: Bool { primaryResultCode == SQLITE_BUSY || primaryResultCode == SQLITE_LOCKED }
+
     var description: String {
         var text = "SQLite error \(resultCode)"
         if let message { text += ": \(message)" }

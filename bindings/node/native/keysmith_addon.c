@@ -4,7 +4,11 @@
  *
  * Every keychain call runs on libuv's thread pool (napi_async_work) and settles a Promise on
  * the JavaScript thread: a keychain read can take a file lock or wait for the disk, and the
- * event loop must not wait with it. Value bytes copied out of JavaScript strings are zeroed
+ * event loop must not wait with it. A get first asks keysmith_get_nowait on the JavaScript
+ * thread, which answers only when it needs no waiting (the keychain open, no lock or busy
+ * database in the way, no authentication); a value or a missing item settles the promise at
+ * once, and anything else (it would wait, or any failure) makes the same call on the thread
+ * pool, which answers as before. Value bytes copied out of JavaScript strings are zeroed
  * before they are freed; values read are handed to JavaScript as strings (which JavaScript
  * cannot zero) and their native buffers are zeroed by keysmith_free.
  *
@@ -282,8 +286,8 @@ static napi_value string_array(napi_env env, const keysmith_string_list *list) {
     return array;
 }
 
-static void complete(napi_env env, napi_status status, void *data) {
-    call *c = data;
+/* Settles the call's promise with its result, and frees the call. */
+static void settle(napi_env env, napi_status status, call *c) {
     napi_value result = NULL;
     napi_value failure = NULL;
     if (status != napi_ok) {
@@ -335,9 +339,34 @@ static void complete(napi_env env, napi_status status, void *data) {
     } else {
         napi_resolve_deferred(env, c->deferred, result);
     }
-    napi_delete_reference(env, c->store_ref);
-    napi_delete_async_work(env, c->work);
+    if (c->store_ref) napi_delete_reference(env, c->store_ref);
+    if (c->work) napi_delete_async_work(env, c->work);
     call_free(c);
+}
+
+static void complete(napi_env env, napi_status status, void *data) { settle(env, status, data); }
+
+/* A get answered on the JavaScript thread when keysmith_get_nowait can answer it without
+   waiting with a value or a missing item: 1 with *out the settled promise (the call freed), 0
+   with the call untouched for the thread pool to answer, -1 after throwing (the call freed). */
+static int get_now(napi_env env, call *c, napi_value *out) {
+    int32_t status = keysmith_get_nowait(c->store, c->text[0], c->text[1], &c->out_value, &c->out_length, &c->error);
+    if (status != KEYSMITH_OK && status != KEYSMITH_ERR_NOT_FOUND) {
+        keysmith_free(c->out_value);
+        c->out_value = NULL;
+        c->out_length = 0;
+        return 0;
+    }
+    c->status = status;
+    napi_value promise;
+    if (napi_create_promise(env, &c->deferred, &promise) != napi_ok) {
+        call_free(c);
+        napi_throw_error(env, "KEYSMITH_ADDON", "The keychain call could not be started.");
+        return -1;
+    }
+    settle(env, napi_ok, c);
+    *out = promise;
+    return 1;
 }
 
 /* Starts a call: argv[0] is the store object, then `strings` string arguments, then the value
@@ -381,6 +410,11 @@ static napi_value start(napi_env env, napi_callback_info info, operation op, siz
             return NULL;
         }
         c->value = (uint8_t *)value;
+    }
+    if (op == OP_GET) {
+        napi_value settled = NULL;
+        int answered = get_now(env, c, &settled);
+        if (answered != 0) return settled; /* NULL after a throw */
     }
     napi_value promise, name;
     if (napi_create_reference(env, argv[0], 1, &c->store_ref) != napi_ok
