@@ -876,8 +876,13 @@ final class KeychainEngine: @unchecked Sendable {
                 if fill!.rows != nil && fill!.rows!.count >= SearchCache.maximumRowsPerSearch { fill!.rows = nil }
                 if fill!.rows != nil {
                     let row = cachedRow(of: statement)
-                    fill!.rows!.append(row)
-                    fill!.dataVersion = connection.storage.dataVersion
+                    fill!.bytes += row.byteCount
+                    if fill!.bytes > SearchCache.maximumBytesPerSearch {
+                        fill!.rows = nil
+                    } else {
+                        fill!.rows!.append(row)
+                        fill!.dataVersion = connection.storage.dataVersion
+                    }
                     copied = row
                 }
                 // The search stopped early (enough matches): its remaining candidates are

@@ -54,6 +54,12 @@ final class SearchCache {
         /// The associated data the row is opened with, computed from the fields above
         /// when it was cached.
         var associatedData: [UInt8]
+
+        /// The bytes the row holds (what the cache's byte limits count).
+        var byteCount: Int {
+            primaryKey.count + reference.count + nonce.count + ciphertext.count + associatedData.count
+                + itemClass.utf8.count + protection.utf8.count + 32
+        }
     }
 
     /// What the cached rows are valid for.
@@ -65,6 +71,11 @@ final class SearchCache {
     static let maximumRowsPerSearch = 16
     static let maximumSearches = 256
     static let maximumRows = 512
+    /// A search whose rows hold more bytes (large secrets: an item may hold 64 MiB) is not
+    /// cached, and one connection keeps at most ``maximumBytes`` of rows: the limits on
+    /// rows alone would let a connection keep gigabytes of copies.
+    static let maximumBytesPerSearch = 64 << 10
+    static let maximumBytes = 1 << 20
     /// A search whose key is longer (long names) is not cached.
     static let maximumKeyLength = 1024
 
@@ -76,6 +87,7 @@ final class SearchCache {
     private(set) var dataVersion: UInt32 = 0
     private var searches: [Key: [Row]] = [:]
     private var rowCount = 0
+    private var byteCount = 0
 
     /// The rows cached for `key`, when the cache is valid for `current`; a different stamp
     /// empties the cache.
@@ -96,13 +108,19 @@ final class SearchCache {
             stamp = taken
             self.dataVersion = dataVersion
         }
-        guard rows.count <= Self.maximumRowsPerSearch, searches[key] == nil else { return }
-        if searches.count >= Self.maximumSearches || rowCount + rows.count > Self.maximumRows {
+        let bytes = rows.reduce(0) { $0 + $1.byteCount }
+        guard rows.count <= Self.maximumRowsPerSearch, bytes <= Self.maximumBytesPerSearch, searches[key] == nil
+        else { return }
+        if searches.count >= Self.maximumSearches || rowCount + rows.count > Self.maximumRows
+            || byteCount + bytes > Self.maximumBytes
+        {
             searches.removeAll(keepingCapacity: true)
             rowCount = 0
+            byteCount = 0
         }
         searches[key] = rows
         rowCount += rows.count
+        byteCount += bytes
     }
 
     /// Hashes of the keys of recent searches read from SQLite, two candidate slots each
@@ -134,15 +152,18 @@ final class SearchCache {
         stamp = nil
         searches.removeAll()
         rowCount = 0
+        byteCount = 0
     }
 
     /// A search read from SQLite whose rows are to be cached once the read is judged
     /// current: the key, the stamp taken before its read transaction, the rows (`nil`
-    /// once they exceed ``maximumRowsPerSearch``).
+    /// once they exceed ``maximumRowsPerSearch`` or ``maximumBytesPerSearch``).
     struct PendingFill {
         var key: Key
         var taken: Stamp
         var rows: [Row]? = []
+        /// The bytes of `rows` (``Row/byteCount``).
+        var bytes = 0
         var dataVersion: UInt32?
     }
 }
