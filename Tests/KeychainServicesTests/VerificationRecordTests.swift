@@ -176,6 +176,82 @@ struct VerificationRecordTests {
         #expect(try opensWithRecord(keychain) == false)
     }
 
+    /// The record speaks for the file that SQLite reads, not only for the one the path
+    /// names when it is checked: a directory renamed between SQLite's open and the check
+    /// (which changes no file's change time) must not let a tampered database that SQLite
+    /// already has open pass on the record of the original one beside it.
+    @Test func databaseSwappedWithItsDirectoryIsNotVouchedFor() throws {
+        let keychain = try keychainWithRecord()
+        let directory = keychain.directory.path
+        let tampered = directory + ".tampered"
+        let original = directory + ".original"
+        defer {
+            keychain.remove()
+            try? FileManager.default.removeItem(atPath: tampered)
+            try? FileManager.default.removeItem(atPath: original)
+        }
+        // A copy of the keychain directory with one row deleted behind the keychain's back
+        // (the state record in meta left as it was).
+        #expect(mkdir(tampered, 0o700) == 0)
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+            #expect(copyfile(directory + "/" + name, to: tampered + "/" + name))
+        }
+        var handle: OpaquePointer?
+        #expect(sqlite3_open(tampered + "/keychain.db", &handle) == SQLITE_OK)
+        #expect(sqlite3_exec(handle, "DELETE FROM items WHERE id = (SELECT max(id) FROM items)", nil, nil, nil) == SQLITE_OK)
+        sqlite3_close(handle)
+        // SQLite opens the tampered copy; then the original directory is put back.
+        #expect(rename(directory, original) == 0)
+        #expect(rename(tampered, directory) == 0)
+        let deviceKey = try DeviceKeyStore.load(keyFile: keychain.directory.appendingPathComponent("device.key"), create: false, [:])
+        let keys = try KeyHierarchy(deviceKey: deviceKey)
+        let storage = try KeychainDatabase(path: directory + "/keychain.db")
+        try storage.prepare(checkValue: keys.checkValue)
+        #expect(rename(directory, tampered) == 0)
+        #expect(rename(original, directory) == 0)
+        let anchor = RollbackAnchor(directory: keychain.directory, key: Sodium.deriveKey(from: deviceKey, id: 1, context: "ksanchr1"))
+        let record = VerificationRecord(directory: keychain.directory, key: Sodium.deriveKey(from: deviceKey, id: 2, context: "ksverif1"))
+        #expect(throws: KeychainFailure.self, "a row deleted in the file SQLite has open") {
+            try storage.attachAnchor(anchor, record: record)
+        }
+        #expect(!storage.verifiedByRecord)
+        #expect(try opensWithRecord(keychain) == true, "the original database is still vouched for")
+    }
+
+    /// The other way round: SQLite opens an intact copy, which passes the full check, while
+    /// the path names a tampered (settled) database when the record is written. The record
+    /// must not then vouch for the tampered file at the next open.
+    @Test func noRecordIsWrittenForAFileOtherThanTheOneChecked() throws {
+        let keychain = try keychainWithRecord()
+        let directory = keychain.directory.path
+        let intact = directory + ".intact"
+        let original = directory + ".original"
+        defer {
+            keychain.remove()
+            try? FileManager.default.removeItem(atPath: intact)
+            try? FileManager.default.removeItem(atPath: original)
+        }
+        #expect(mkdir(intact, 0o700) == 0)
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+            #expect(copyfile(directory + "/" + name, to: intact + "/" + name))
+        }
+        RawKeychainFile(keychain).execute("DELETE FROM items WHERE id = (SELECT max(id) FROM items)")
+        settle()
+        #expect(rename(directory, original) == 0)
+        #expect(rename(intact, directory) == 0)
+        let deviceKey = try DeviceKeyStore.load(keyFile: keychain.directory.appendingPathComponent("device.key"), create: false, [:])
+        let keys = try KeyHierarchy(deviceKey: deviceKey)
+        let storage = try KeychainDatabase(path: directory + "/keychain.db")
+        try storage.prepare(checkValue: keys.checkValue)
+        #expect(rename(directory, intact) == 0)
+        #expect(rename(original, directory) == 0)
+        let anchor = RollbackAnchor(directory: keychain.directory, key: Sodium.deriveKey(from: deviceKey, id: 1, context: "ksanchr1"))
+        let record = VerificationRecord(directory: keychain.directory, key: Sodium.deriveKey(from: deviceKey, id: 2, context: "ksverif1"))
+        // The intact copy passes.
+        try storage.attachAnchor(anchor, record: record)
+        expectRefused(keychain, "a row deleted, and a record written after checking another file")
+    }
+
     private func copyfile(_ source: String, to target: String) -> Bool {
         guard let data = FileManager.default.contents(atPath: source) else { return false }
         guard FileManager.default.createFile(atPath: target, contents: data, attributes: [.posixPermissions: 0o600]) else { return false }
