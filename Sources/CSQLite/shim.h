@@ -1,6 +1,7 @@
 #ifndef KEYSMITH_CSQLITE_SHIM_H
 #define KEYSMITH_CSQLITE_SHIM_H
 #include <sqlite3.h>
+#include <string.h>
 
 /// SQLITE_TRANSIENT is a macro Swift cannot import: it tells SQLite to copy bound bytes.
 static inline sqlite3_destructor_type keysmith_sqlite_transient(void) { return SQLITE_TRANSIENT; }
@@ -13,8 +14,6 @@ static inline sqlite3_destructor_type keysmith_sqlite_static(void) { return SQLI
 static inline int keysmith_sqlite_disable_memory_statistics(void) {
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
-
-#include <string.h>
 
 /// Copies the WAL-index header of `db`'s main database (both copies, 96 bytes: iVersion,
 /// iChange, isInit, bigEndCksum, szPage, mxFrame, nPage, frame checksum, salt, checksum)
@@ -37,5 +36,29 @@ static inline int keysmith_wal_index_header(sqlite3 *db, unsigned char out[96]) 
     /* isInit (byte 12 of the header) */
     if (out[12] == 0) return 0;
     return 1;
+}
+
+/// The file descriptor through which the connection reads its main database file, or -1
+/// when SQLite does not say or the file is not one of its unix VFS. SQLite has no call for
+/// it: a unix VFS file (`unixFile` in sqlite3.c, unchanged since 3.7) begins with its
+/// methods, its VFS, its inode record and then the descriptor. The VFS field is checked
+/// against the connection's VFS, and the caller checks the descriptor (`fstat`), so a
+/// different layout only means no descriptor is recognized.
+static inline int keysmith_sqlite_main_file_descriptor(sqlite3 *db) {
+    sqlite3_vfs *vfs = 0;
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &vfs) != SQLITE_OK || !vfs || !vfs->zName
+        || strncmp(vfs->zName, "unix", 4) != 0)
+        return -1;
+    sqlite3_file *file = 0;
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || !file || !file->pMethods)
+        return -1;
+    struct keysmith_unix_file_head {
+        const sqlite3_io_methods *methods;
+        sqlite3_vfs *vfs;
+        void *inode;
+        int descriptor;
+    };
+    const struct keysmith_unix_file_head *head = (const struct keysmith_unix_file_head *)file;
+    return head->vfs == vfs ? head->descriptor : -1;
 }
 #endif

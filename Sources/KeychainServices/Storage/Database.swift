@@ -44,6 +44,16 @@ final class Database {
         sqlite3_close_v2(handle)
     }
 
+    /// The device and inode of the database file this connection reads: the file SQLite
+    /// opened, which the path need not name any more (the file or a directory above it
+    /// renamed since). `nil` when SQLite does not say.
+    var openedFileIdentity: (device: UInt64, inode: UInt64)? {
+        let descriptor = keysmith_sqlite_main_file_descriptor(handle)
+        var info = stat()
+        guard descriptor >= 0, fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
+
     /// Sets how long a statement waits for another connection's lock before failing.
     func setBusyTimeout(milliseconds: Int32) {
         sqlite3_busy_timeout(handle, milliseconds)

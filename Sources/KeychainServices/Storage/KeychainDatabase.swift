@@ -284,7 +284,7 @@ final class KeychainDatabase {
             // change came in between (any change would have a later change time than a
             // settled file's), so the record speaks for what the transaction read.
             let now = VerificationRecord.now()
-            let filesBefore = record == nil ? nil : VerificationRecord.DatabaseFiles.current(databasePath: database.path)
+            let filesBefore = record == nil ? nil : readDatabaseFiles()
             let vouched = filesBefore.map { record!.vouches(keychainID: keychainID, files: $0, anchor: before) } ?? false
             try database.execute("BEGIN")
             let (state, digest): (ItemSetState?, ItemSetDigest?)
@@ -317,6 +317,18 @@ final class KeychainDatabase {
             // with an empty write.
             try writeTransaction(erasing: false) {}
         }
+    }
+
+    /// The database files as ``VerificationRecord/DatabaseFiles/current(databasePath:)``
+    /// finds them, when the file the path names is the one this connection reads; `nil`
+    /// otherwise (the record then neither vouches nor is written). A path only names a file:
+    /// a directory renamed after SQLite opened the database changes no file's change time, so
+    /// the path could name the checked file while SQLite reads another, or the other way round.
+    private func readDatabaseFiles() -> VerificationRecord.DatabaseFiles? {
+        guard let files = VerificationRecord.DatabaseFiles.current(databasePath: database.path),
+            let opened = database.openedFileIdentity, opened.device == files.device, opened.inode == files.inode
+        else { return nil }
+        return files
     }
 
     /// Before a read: the database's generation against the anchor's (one indexed read
