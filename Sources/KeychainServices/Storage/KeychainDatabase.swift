@@ -76,9 +76,20 @@ final class KeychainDatabase {
     /// keychain identity and rollback anchor, no schema work, and `query_only` so nothing
     /// is ever written through it (writes, and judging a state that does not match the
     /// anchor, stay on the writer's connection, under its engine's lock).
-    /// - Throws: ``DatabaseError`` when the file cannot be opened.
+    /// - Throws: ``DatabaseError`` when the file cannot be opened; ``KeychainFailure``
+    ///   when the path now names another file than the one `writer` has open (the file or
+    ///   a directory above it replaced or renamed): the caller reads on the writer then.
     init(readerOf writer: KeychainDatabase) throws {
         database = try Database(path: writer.database.path, create: false)
+        // The writer's file was checked against the anchor at open; a file the path names
+        // now was not (a read connection judges only the state in `meta`).
+        if let checked = writer.database.openedFileIdentity {
+            guard let opened = database.openedFileIdentity, opened == checked else {
+                throw KeychainFailure(
+                    errSecIO, "The keychain database \(writer.database.path) is no longer the file this process opened and checked.",
+                    recovery: "Open the keychain again (a new process does).")
+            }
+        }
         database.setBusyTimeout(milliseconds: Self.busyTimeoutMilliseconds)
         try database.execute("PRAGMA query_only=ON")
         keychainID = writer.keychainID
