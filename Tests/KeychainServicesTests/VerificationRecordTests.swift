@@ -252,6 +252,100 @@ struct VerificationRecordTests {
         expectRefused(keychain, "a row deleted, and a record written after checking another file")
     }
 
+    /// A read connection opened later must read the file the open checked: one opened while
+    /// the keychain directory is swapped for a tampered copy is refused (the read then goes
+    /// to the write connection).
+    @Test func readConnectionToAnotherFileIsNotOpened() throws {
+        let keychain = try keychainWithRecord()
+        let directory = keychain.directory.path
+        let tampered = directory + ".tampered"
+        let original = directory + ".original"
+        defer {
+            keychain.remove()
+            try? FileManager.default.removeItem(atPath: tampered)
+            try? FileManager.default.removeItem(atPath: original)
+        }
+        #expect(mkdir(tampered, 0o700) == 0)
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+            #expect(copyfile(directory + "/" + name, to: tampered + "/" + name))
+        }
+        var handle: OpaquePointer?
+        #expect(sqlite3_open(tampered + "/keychain.db", &handle) == SQLITE_OK)
+        #expect(sqlite3_exec(handle, "DELETE FROM items WHERE id = (SELECT max(id) FROM items)", nil, nil, nil) == SQLITE_OK)
+        sqlite3_close(handle)
+        let deviceKey = try DeviceKeyStore.load(keyFile: keychain.directory.appendingPathComponent("device.key"), create: false, [:])
+        let keys = try KeyHierarchy(deviceKey: deviceKey)
+        let storage = try KeychainDatabase(path: directory + "/keychain.db")
+        try storage.prepare(checkValue: keys.checkValue)
+        try storage.attachAnchor(
+            RollbackAnchor(directory: keychain.directory, key: Sodium.deriveKey(from: deviceKey, id: 1, context: "ksanchr1")),
+            record: VerificationRecord(directory: keychain.directory, key: Sodium.deriveKey(from: deviceKey, id: 2, context: "ksverif1")))
+        _ = try KeychainDatabase(readerOf: storage)
+        #expect(rename(directory, original) == 0)
+        #expect(rename(tampered, directory) == 0)
+        #expect(throws: (any Error).self, "a read connection to the tampered copy") {
+            _ = try KeychainDatabase(readerOf: storage)
+        }
+        #expect(rename(directory, tampered) == 0)
+        #expect(rename(original, directory) == 0)
+    }
+
+    /// A write through a shared mapping of the database sets its change time only when it
+    /// faults on a clean page: a page made dirty before a record is written can then be
+    /// changed without any new change time until it is written back. Here an item's older
+    /// row (the whole page of the items table from before an update) is written that way
+    /// after the record: the next open must still refuse the keychain.
+    @Test func rowWrittenThroughASharedMappingIsRefusedDespiteTheRecord() throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        keychain.run {
+            #expect(add("a", "first") == errSecSuccess)
+            #expect(add("b", "second") == errSecSuccess)
+        }
+        KeychainEngine.close(directory: keychain.directory)
+        let databasePath = path(keychain, "keychain.db")
+        var handle: OpaquePointer?
+        #expect(sqlite3_open_v2(databasePath, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK)
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(handle, "SELECT (SELECT rootpage FROM sqlite_master WHERE name = 'items'), (SELECT page_size FROM pragma_page_size)", -1, &statement, nil)
+        #expect(sqlite3_step(statement) == SQLITE_ROW)
+        let pageSize = Int(sqlite3_column_int64(statement, 1))
+        let itemsPage = (Int(sqlite3_column_int64(statement, 0)) - 1) * pageSize
+        sqlite3_finalize(statement)
+        sqlite3_close(handle)
+        let older = try #require(FileManager.default.contents(atPath: databasePath))
+        keychain.run {
+            #expect(SecItemUpdate(genp(service, "a") as CFDictionary, [kSecValueData as String: Data("new".utf8)] as CFDictionary) == errSecSuccess)
+        }
+        KeychainEngine.close(directory: keychain.directory)
+        let fd = open(databasePath, O_RDWR)
+        defer { close(fd) }
+        let size = Int(lseek(fd, 0, SEEK_END))
+        let mapping = try #require(mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)).assumingMemoryBound(to: UInt8.self)
+        defer { munmap(mapping, size) }
+        // The page made dirty (its byte written back unchanged): the change time is now.
+        var changeTime = stat()
+        #expect(stat(databasePath, &changeTime) == 0)
+        let byte = mapping[itemsPage]
+        mapping[itemsPage] = byte ^ 1
+        mapping[itemsPage] = byte
+        var dirtied = stat()
+        #expect(stat(databasePath, &dirtied) == 0)
+        print("change time set by the first write through the mapping:", dirtied.st_ctim.tv_nsec != changeTime.st_ctim.tv_nsec)
+        settle()
+        #expect(try opensWithRecord(keychain) == false, "the full check, which writes a record")
+        var before = stat()
+        #expect(stat(databasePath, &before) == 0)
+        let olderPage = [UInt8](older[itemsPage..<(itemsPage + pageSize)])
+        for offset in 0..<pageSize { mapping[itemsPage + offset] = olderPage[offset] }
+        var after = stat()
+        #expect(stat(databasePath, &after) == 0)
+        // The older row is in the file, with the change time it had (unless its page was
+        // written back in between); either way the keychain must be refused.
+        print("change time kept by the write through the mapping:", after.st_ctim.tv_sec == before.st_ctim.tv_sec && after.st_ctim.tv_nsec == before.st_ctim.tv_nsec)
+        expectRefused(keychain, "an older row written through a mapping")
+    }
+
     private func copyfile(_ source: String, to target: String) -> Bool {
         guard let data = FileManager.default.contents(atPath: source) else { return false }
         guard FileManager.default.createFile(atPath: target, contents: data, attributes: [.posixPermissions: 0o600]) else { return false }
