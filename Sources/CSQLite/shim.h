@@ -2,6 +2,7 @@
 #define KEYSMITH_CSQLITE_SHIM_H
 #include <sqlite3.h>
 #include <string.h>
+#include <sys/vfs.h>
 
 /// SQLITE_TRANSIENT is a macro Swift cannot import: it tells SQLite to copy bound bytes.
 static inline sqlite3_destructor_type keysmith_sqlite_transient(void) { return SQLITE_TRANSIENT; }
@@ -60,5 +61,12 @@ static inline int keysmith_sqlite_main_file_descriptor(sqlite3 *db) {
     };
     const struct keysmith_unix_file_head *head = (const struct keysmith_unix_file_head *)file;
     return head->vfs == vfs ? head->descriptor : -1;
+}
+/// The type (`f_type`, the file system's magic number) of the file system holding `path`,
+/// or -1 when `statfs` fails. Here because Swift's Glibc module does not offer `statfs`;
+/// used to decide whether the database's change times can vouch for it.
+static inline long long keysmith_file_system_type(const char *path) {
+    struct statfs info;
+    return statfs(path, &info) == 0 ? (long long)info.f_type : -1;
 }
 #endif

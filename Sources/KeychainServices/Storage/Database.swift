@@ -54,6 +54,15 @@ final class Database {
         return (UInt64(info.st_dev), UInt64(info.st_ino))
     }
 
+    /// Writes the database file's changed pages to disk (`fdatasync` of the file this
+    /// connection reads). A page written back is mapped read-only again in every process,
+    /// so the next write to it through a shared mapping faults and sets the file's change
+    /// time. Returns whether it was done.
+    func writeBackFile() -> Bool {
+        let descriptor = keysmith_sqlite_main_file_descriptor(handle)
+        return descriptor >= 0 && fdatasync(descriptor) == 0
+    }
+
     /// Sets how long a statement waits for another connection's lock before failing.
     func setBusyTimeout(milliseconds: Int32) {
         sqlite3_busy_timeout(handle, milliseconds)

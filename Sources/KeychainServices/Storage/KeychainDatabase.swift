@@ -295,8 +295,15 @@ final class KeychainDatabase {
             // change came in between (any change would have a later change time than a
             // settled file's), so the record speaks for what the transaction read.
             let now = VerificationRecord.now()
-            let filesBefore = record == nil ? nil : readDatabaseFiles()
+            var filesBefore = record == nil ? nil : readDatabaseFiles()
             let vouched = filesBefore.map { record!.vouches(keychainID: keychainID, files: $0, anchor: before) } ?? false
+            // Before a full check that may write a record: the file's changed pages written
+            // back, so that from here on a write through another process's shared mapping
+            // (which sets the change time only when it faults on a page written back) gives
+            // the file a new change time instead of slipping in under the record.
+            if !vouched, let files = filesBefore, files.isSettled(at: now) {
+                filesBefore = database.writeBackFile() ? readDatabaseFiles() : nil
+            }
             try database.execute("BEGIN")
             let (state, digest): (ItemSetState?, ItemSetDigest?)
             do {
@@ -336,7 +343,8 @@ final class KeychainDatabase {
     /// a directory renamed after SQLite opened the database changes no file's change time, so
     /// the path could name the checked file while SQLite reads another, or the other way round.
     private func readDatabaseFiles() -> VerificationRecord.DatabaseFiles? {
-        guard let files = VerificationRecord.DatabaseFiles.current(databasePath: database.path),
+        guard VerificationRecord.fileSystemKeepsChangeTimes(databasePath: database.path),
+            let files = VerificationRecord.DatabaseFiles.current(databasePath: database.path),
             let opened = database.openedFileIdentity, opened.device == files.device, opened.inode == files.inode
         else { return nil }
         return files

@@ -1,4 +1,5 @@
 #if !canImport(Security)
+import CSQLite
 import CSodium
 import Foundation
 #if canImport(Glibc)
@@ -71,6 +72,21 @@ final class VerificationRecord {
             let changed = changedSeconds &* 1_000_000_000 &+ changedNanoseconds
             return changed <= now && now - changed >= VerificationRecord.minimumAge
         }
+    }
+
+    /// File systems on which the kernel sets a file's change time at every change of its
+    /// content, a write through a shared mapping included (after the file's pages were
+    /// written back: `page_mkwrite` updates the times), and no one can set it: ext4 (and
+    /// ext2/3), XFS, Btrfs, F2FS. Not tmpfs (a write through a mapping never changes its
+    /// times), not FUSE, SMB, 9p or NFS (times come from a server or a program, and some
+    /// report the modification time, which anyone can set, as the change time), not
+    /// overlayfs (whose upper layer may be any of those), nor any other.
+    static let fileSystemsKeepingChangeTimes: Set<Int64> = [0xEF53, 0x5846_5342, 0x9123_683E, 0xF2F5_2010]
+
+    /// Whether the database at `path` lies on one of ``fileSystemsKeepingChangeTimes``:
+    /// elsewhere the record is neither used nor written (every open does the full check).
+    static func fileSystemKeepsChangeTimes(databasePath path: String) -> Bool {
+        fileSystemsKeepingChangeTimes.contains(Int64(keysmith_file_system_type(path)))
     }
 
     /// The wall-clock time in nanoseconds since the epoch (the clock file times come from).
