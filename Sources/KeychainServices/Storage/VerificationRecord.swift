@@ -25,7 +25,10 @@ import Glibc
 /// sets only the access and modification times); a file put in place by `rename` or a copy
 /// has a new change time too, and a new inode unless it is written over the old one in place.
 /// A commit goes to the WAL first, which is then not empty; a checkpoint writes the database
-/// file. The record is written only for a database whose change time is at least
+/// file. A write through a shared mapping sets the change time only when it faults on a
+/// page written back, so the check that writes a record writes the file's pages back first
+/// (``Database/writeBackFile()``), and records are used only on file systems that keep
+/// change times so (``fileSystemsKeepingChangeTimes``). The record is written only for a database whose change time is at least
 /// ``minimumAge`` in the past, so a change made after the check cannot fall into the same
 /// timestamp tick (file systems store times in ticks of up to a second). What this does not
 /// cover (docs/SECURITY.md): someone who can set the system clock back (root), or who writes
