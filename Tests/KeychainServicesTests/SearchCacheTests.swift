@@ -108,8 +108,8 @@ struct SearchCacheTests {
         }
     }
 
-    /// Another process's writes: an add (a search that found nothing was cached), an
-    /// update (the other process also checkpoints and restarts the WAL), seen by the next read.
+    /// Another process's writes: an add (of an item this process looked for and did not
+    /// find; searches that find nothing are not cached), an update (the other process also checkpoints and restarts the WAL), seen by the next read.
     @Test func writesOfAnotherProcessAreSeenByTheNextRead() throws {
         let keychain = TemporaryKeychain()
         defer { keychain.remove() }
