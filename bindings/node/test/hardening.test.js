@@ -46,6 +46,10 @@ test('keys, namespaces and values with an unpaired surrogate are refused, so two
   await rejectsWith(SecureStore.contains('token\uDBFF'), SecureStoreErrorCode.INVALID_VALUE);
   await rejectsWith(SecureStore.remove('token\uDBFF'), SecureStoreErrorCode.INVALID_VALUE);
   assert.equal(await SecureStore.get('token\uFFFD'), 'secret');
+  // A half pair alone, or beside a real U+FFFD, is refused too.
+  await rejectsWith(SecureStore.get('\uDC00'), SecureStoreErrorCode.INVALID_VALUE);
+  await rejectsWith(SecureStore.set('token\uFFFD', 'a\uFFFD b\uD800'), SecureStoreErrorCode.INVALID_VALUE);
+  assert.equal(await SecureStore.get('token\uFFFD'), 'secret', 'the refused set changed nothing');
   const provider = new KeysmithProvider();
   const error = await rejectsWith((async () => provider.setItem(SecureStore.service('x'), 'k', 's3cr3t \uD83D value'))(), 'INVALID_VALUE');
   assert.doesNotMatch(error.message, /s3cr3t/, 'never the value');
