@@ -59,6 +59,31 @@ struct SearchCacheTests {
         }
     }
 
+    /// A search that finds nothing is cached too, and an add (here or in another thread)
+    /// is still seen by the next read.
+    @Test func searchThatFindsNothingIsCachedUntilAWrite() {
+        TemporaryKeychain.with { _ in
+            #expect(add("other", "x") == errSecSuccess)
+            readTwice("missing", (errSecItemNotFound, nil), "caching the empty search")
+            let before = answeredFromCache
+            for _ in 0..<10 { #expect(read("missing") == (errSecItemNotFound, nil)) }
+            #expect(answeredFromCache - before >= 10)
+            #expect(add("missing", "here") == errSecSuccess)
+            #expect(read("missing") == (errSecSuccess, "here"), "after this thread's add")
+            #expect(SecItemDelete(genp(service, "missing") as CFDictionary) == errSecSuccess)
+            readTwice("missing", (errSecItemNotFound, nil), "after the delete")
+            readTwice("missing", (errSecItemNotFound, nil), "cached again")
+            let environment = KeychainEnvironment.current
+            let written = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                KeychainEnvironment.withEnvironment(environment) { _ = add("missing", "there") }
+                written.signal()
+            }
+            written.wait()
+            #expect(read("missing") == (errSecSuccess, "there"), "after another thread's add")
+        }
+    }
+
     @Test func writesOfThisThreadAreSeenByTheNextRead() {
         TemporaryKeychain.with { _ in
             readTwice("a", (errSecItemNotFound, nil), "before the add")
@@ -109,7 +134,7 @@ struct SearchCacheTests {
     }
 
     /// Another process's writes: an add (of an item this process looked for and did not
-    /// find; searches that find nothing are not cached), an update (the other process also checkpoints and restarts the WAL), seen by the next read.
+    /// find: a cached search with no candidates), an update (the other process also checkpoints and restarts the WAL), seen by the next read.
     @Test func writesOfAnotherProcessAreSeenByTheNextRead() throws {
         let keychain = TemporaryKeychain()
         defer { keychain.remove() }

@@ -931,6 +931,9 @@ final class KeychainEngine: @unchecked Sendable {
                 visiting = false
             }
         }
+        // A search with no candidate at all is cached too (its answer: none), at the data
+        // version of the read transaction it ran in, like one that found rows.
+        if fill != nil, let rows = fill!.rows, rows.isEmpty { fill!.dataVersion = connection.storage.dataVersion }
     }
 
     /// Opens and checks the cached candidate rows of a search, as ``forEachMatch`` does
