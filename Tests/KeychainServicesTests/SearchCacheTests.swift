@@ -4,7 +4,7 @@
 // still opened and checked.
 import CSQLite
 import Foundation
-@testable import KeychainServices
+@_spi(Keysmith) @testable import KeychainServices
 import Testing
 
 struct SearchCacheTests {
@@ -81,6 +81,44 @@ struct SearchCacheTests {
             }
             written.wait()
             #expect(read("missing") == (errSecSuccess, "there"), "after another thread's add")
+        }
+    }
+
+    /// The several searches of one typed lookup (as `KeyRetriever` makes: by account, and
+    /// one that finds nothing) are answered from the cache too, and every write is still
+    /// seen by the next lookup.
+    @Test func severalSearchesOfOneLookupAreCachedUntilAWrite() {
+        TemporaryKeychain.with { _ in
+            #expect(add("a", "one") == errSecSuccess)
+            let searches = [
+                GenericPasswordSearch(service: service, account: "a", matchesAll: false, returnsData: true),
+                GenericPasswordSearch(service: service, account: "b", matchesAll: false, returnsData: true),
+            ]
+            func lookup() -> [String?] {
+                var results: [[GenericPasswordItem]] = []
+                var failed: Int?
+                #expect(KeychainCopyGenericPasswords(searches, &results, failedSearch: &failed) == errSecSuccess)
+                return results.map { $0.first?.data.map { String(decoding: $0, as: UTF8.self) } }
+            }
+            #expect(lookup() == ["one", nil])
+            #expect(lookup() == ["one", nil])
+            let before = answeredFromCache
+            for _ in 0..<5 { #expect(lookup() == ["one", nil]) }
+            #expect(answeredFromCache - before >= 10)
+            #expect(update("a", "two") == errSecSuccess)
+            #expect(lookup() == ["two", nil], "after this thread's update")
+            #expect(lookup() == ["two", nil])
+            #expect(lookup() == ["two", nil])
+            let environment = KeychainEnvironment.current
+            let written = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                KeychainEnvironment.withEnvironment(environment) { _ = add("b", "three") }
+                written.signal()
+            }
+            written.wait()
+            #expect(lookup() == ["two", "three"], "after another thread's add")
+            #expect(SecItemDelete(genp(service, "a") as CFDictionary) == errSecSuccess)
+            #expect(lookup() == [nil, "three"], "after the delete")
         }
     }
 

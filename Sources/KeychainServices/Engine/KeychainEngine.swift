@@ -421,7 +421,13 @@ final class KeychainEngine: @unchecked Sendable {
     /// stamp taken before its read transaction still holds and the anchor check of that
     /// read was made at the read's data version.
     private func cachePendingFill(on reader: Connection) {
-        guard let fill = reader.pendingFill, let rows = fill.rows, let version = fill.dataVersion,
+        guard let fill = reader.pendingFill else { return }
+        cache(fill, on: reader)
+    }
+
+    /// Caches the rows of one search read from SQLite on `reader` (see ``cachePendingFill(on:)``).
+    private func cache(_ fill: SearchCache.PendingFill, on reader: Connection) {
+        guard let rows = fill.rows, let version = fill.dataVersion,
             reader.storage.verifiedDataVersion == version, let header = reader.storage.walIndexHeader,
             let epoch = reader.storage.writeEpoch
         else { return }
@@ -497,7 +503,7 @@ final class KeychainEngine: @unchecked Sendable {
         var collected: [[ItemRecord]] = []
         collected.reserveCapacity(plans.count)
         if let firstRead = plans.firstIndex(where: { if case .read = $0 { return true } else { return false } }) {
-            func collect(on connection: Connection, afterEachSearch: () -> Void = {}) throws {
+            func collect(on connection: Connection, caching: Bool = false, afterEachSearch: () -> Void = {}) throws {
                 collected.removeAll(keepingCapacity: true)
                 for (index, plan) in plans.enumerated() {
                     guard case .read(let readable, let wanted) = plan else {
@@ -506,7 +512,7 @@ final class KeychainEngine: @unchecked Sendable {
                     }
                     do {
                         collected.append(try Self.describingDatabaseErrors {
-                            try collectMatches(of: queries[index], groups: readable, wanted: wanted, on: connection)
+                            try collectMatches(of: queries[index], groups: readable, wanted: wanted, on: connection, caching: caching)
                         })
                     } catch {
                         throw SearchFailure(index: index, failure: error)
@@ -518,12 +524,31 @@ final class KeychainEngine: @unchecked Sendable {
                 // As for one search: the reads first, then the anchor check of the snapshot
                 // they read. Each search is its own read transaction, so they must all have
                 // read the same snapshot (one data version) for that check to cover them.
+                // A search answered from the search cache counts at the data version its
+                // rows were read in (its anchor check was made at that version); the others
+                // at their read transaction's. Searches read from SQLite are cached once the
+                // anchor check of the snapshot they all read has passed.
                 let pooled: Bool? = try reading { reader in
                     reader.searched = false
+                    reader.answeredFromCache = false
+                    reader.pendingFill = nil
+                    defer { reader.pendingFill = nil }
                     var versions: [UInt32?] = []
+                    var fills: [SearchCache.PendingFill] = []
+                    var readFromSQLite = false
                     let outcome: Result<Void, any Error>
                     do {
-                        try collect(on: reader) { versions.append(reader.storage.dataVersion) }
+                        try collect(on: reader, caching: true) {
+                            if reader.answeredFromCache {
+                                versions.append(reader.searchCache.dataVersion)
+                            } else {
+                                versions.append(reader.storage.dataVersion)
+                                readFromSQLite = true
+                            }
+                            if let fill = reader.pendingFill { fills.append(fill) }
+                            reader.pendingFill = nil
+                            reader.answeredFromCache = false
+                        }
                         outcome = .success(())
                     } catch {
                         outcome = .failure(error)
@@ -531,7 +556,13 @@ final class KeychainEngine: @unchecked Sendable {
                     let oneSnapshot = versions.allSatisfy { $0 != nil && $0 == versions.first ?? nil }
                     let searched: Bool
                     if case .success = outcome { searched = reader.searched } else { searched = false }
-                    guard oneSnapshot, try reader.storage.stateMatchesAnchor(afterReading: searched) else { return false }
+                    guard oneSnapshot else { return false }
+                    if case .failure = outcome {
+                        guard try reader.storage.stateMatchesAnchor(afterReading: false) else { return false }
+                    } else if readFromSQLite {
+                        guard try reader.storage.stateMatchesAnchor(afterReading: searched) else { return false }
+                        for fill in fills { cache(fill, on: reader) }
+                    }
                     try outcome.get()
                     return true
                 }
