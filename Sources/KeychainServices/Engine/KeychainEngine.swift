@@ -50,11 +50,11 @@ final class KeychainEngine: @unchecked Sendable {
         var keysRefreshedAt: UInt32?
         /// The rows recent searches found (read connections only; see ``SearchCache``).
         let searchCache = SearchCache()
-        /// The search of the current call, read from SQLite, to be cached once the read
-        /// is judged current.
+        /// The search just read from SQLite, to be cached once the read is judged current
+        /// (a call of several searches collects each one's after it ran).
         var pendingFill: SearchCache.PendingFill?
-        /// Set when the current call's search was answered from ``searchCache`` (the anchor
-        /// was checked before its rows were used).
+        /// Set when the search just made was answered from ``searchCache`` (the anchor was
+        /// checked before its rows were used); reset before each search.
         var answeredFromCache = false
 
         init(_ storage: KeychainDatabase) { self.storage = storage }
@@ -477,10 +477,11 @@ final class KeychainEngine: @unchecked Sendable {
     /// The items of several searches in one call, each as ``matchingRecords(_:groups:)``
     /// finds them, with the same steps (``prepareSearch(_:groups:)``, the rollback check,
     /// ``collectMatches(of:groups:wanted:on:)``, ``openingAccessControl(of:for:)``), and
-    /// empty where it reports errSecItemNotFound: the database is checked
-    /// against the rollback anchor once, before the first read, and the searches are read
-    /// one after the other on that connection (each statement, as in every read, sees
-    /// every write committed before it starts). Access control is evaluated after the
+    /// empty where it reports errSecItemNotFound. On a read connection the searches run
+    /// one after the other and must all have read one snapshot (one data version; a
+    /// search answered from the search cache counts at the version its rows were read in),
+    /// which is then checked against the rollback anchor; anything else is read again on
+    /// the write connection under the lock, after its rollback check. Access control is evaluated after the
     /// reads, in search order.
     /// - Throws: ``SearchFailure`` with the failure that separate calls, made in this
     ///   order, would report first, and the index of the search whose call reports it.
@@ -802,7 +803,7 @@ final class KeychainEngine: @unchecked Sendable {
     /// `deleteDamaged` is set and the query is answered by the index alone, in which case
     /// the damaged row is passed on as a match (so it can be deleted).
     ///
-    /// With `caching` (a read connection, one search per call), the search may be answered
+    /// With `caching` (a read connection), the search may be answered
     /// from the connection's ``SearchCache`` and sets ``Connection/answeredFromCache``, or
     /// leaves its rows in ``Connection/pendingFill`` for the caller to cache.
     private func forEachMatch(
