@@ -929,12 +929,7 @@ final class KeychainEngine: @unchecked Sendable {
                 // On a read connection, the protection records are read again only when a
                 // commit came since they last were (the data version of the transaction
                 // this search runs in, fixed from its first step, says so).
-                let version = connection.storage.dataVersion
-                if version == nil || version != connection.keysRefreshedAt {
-                    connection.keysRefreshedAt = nil
-                    try keys.refreshRecords()
-                    connection.keysRefreshedAt = version
-                }
+                try refreshKeys(on: connection, at: connection.storage.dataVersion)
                 recordsCurrent = true
             }
             let record: ItemRecord
@@ -968,6 +963,15 @@ final class KeychainEngine: @unchecked Sendable {
         if fill != nil, let rows = fill!.rows, rows.isEmpty { fill!.dataVersion = connection.storage.dataVersion }
     }
 
+    /// Has the key hierarchy re-read its protection records for `connection` unless it last
+    /// did so at data version `version` (no commit came since); `nil` always re-reads.
+    private func refreshKeys(on connection: Connection, at version: UInt32?) throws {
+        guard version == nil || version != connection.keysRefreshedAt else { return }
+        connection.keysRefreshedAt = nil
+        try keys.refreshRecords()
+        connection.keysRefreshedAt = version
+    }
+
     /// Opens and checks the cached candidate rows of a search, as ``forEachMatch`` does
     /// with the rows SQLite returns.
     private func visitCachedRows(
@@ -976,14 +980,8 @@ final class KeychainEngine: @unchecked Sendable {
     ) throws {
         // No commit came since the rows were read (the stamp says so): the protection
         // records are current when they were refreshed at that read's data version.
-        var recordsCurrent = connection.keysRefreshedAt == version
+        if !rows.isEmpty { try refreshKeys(on: connection, at: version) }
         for row in rows {
-            if !recordsCurrent {
-                connection.keysRefreshedAt = nil
-                try keys.refreshRecords()
-                connection.keysRefreshedAt = version
-                recordsCurrent = true
-            }
             let record: ItemRecord
             do {
                 record = try open(row, recordsCurrent: true)
