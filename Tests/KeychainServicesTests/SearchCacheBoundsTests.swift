@@ -26,7 +26,7 @@ struct SearchCacheBoundsTests {
     private func bytes(of rows: [SearchCache.Row]) -> Int { rows.reduce(0) { $0 + $1.ciphertext.count } }
 
     /// A secret may be 64 MiB: a search of large items is not copied into the cache (a read
-    /// connection would otherwise keep up to 16 of them per search, 512 in all).
+    /// connection would otherwise keep up to 16 of them per search, 2,048 in all).
     @Test func aSearchOfLargeRowsIsNotCached() {
         let cache = SearchCache()
         let stamp = SearchCache.Stamp(header: WALIndexHeader(), epoch: 1)
@@ -52,6 +52,58 @@ struct SearchCacheBoundsTests {
         let kept = keys.compactMap { cache.rows(for: $0, at: stamp) }.reduce(0) { $0 + bytes(of: $1) }
         #expect(kept > 0)
         #expect(kept <= 1 << 20, "\(kept) bytes of ciphertext kept by one connection")
+    }
+
+    /// The keys count against the budget too: searches for long names cannot make a
+    /// connection keep a megabyte of keys beside its megabyte of rows.
+    @Test func theKeysOfSearchesCountAgainstTheBudget() {
+        let cache = SearchCache()
+        let stamp = SearchCache.Stamp(header: WALIndexHeader(), epoch: 1)
+        let small = row(0, ciphertextBytes: 64)
+        for index in 0..<4096 {
+            var bytes = [UInt8](repeating: 0, count: SearchCache.maximumKeyLength)
+            withUnsafeBytes(of: UInt32(index)) { bytes.replaceSubrange(0..<4, with: $0) }
+            cache.store([small], for: SearchCache.Key(bytes: bytes), taken: stamp, dataVersion: 1)
+        }
+        let kept = cache.occupancy
+        #expect(kept.searches > 0)
+        #expect(kept.bytes <= SearchCache.maximumBytes, "\(kept.bytes) bytes kept by one connection")
+        // What the searches kept really hold, keys and rows, counted here independently.
+        let held = kept.searches * (SearchCache.maximumKeyLength + small.byteCount)
+        #expect(held <= SearchCache.maximumBytes, "\(held) bytes of keys and rows kept by one connection")
+    }
+
+    /// A full cache forgets one search to make room for the next, not all of them: a
+    /// working set a little larger than the cache still finds almost all of it cached.
+    @Test func aFullCacheForgetsOnlyWhatItMust() {
+        let cache = SearchCache()
+        let stamp = SearchCache.Stamp(header: WALIndexHeader(), epoch: 1)
+        let extra = 16
+        let keys = (0..<(SearchCache.maximumSearches + extra)).map { index in
+            SearchCache.Key(bytes: withUnsafeBytes(of: UInt32(index)) { Array($0) })
+        }
+        for round in 0..<3 {
+            var hits = 0
+            for (index, key) in keys.enumerated() {
+                if cache.rows(for: key, at: stamp) != nil {
+                    hits += 1
+                } else {
+                    cache.store([row(Int64(index), ciphertextBytes: 64)], for: key, taken: stamp, dataVersion: 1)
+                }
+            }
+            // Emptying the cache when full would leave about `extra` hits a round.
+            if round > 0 { #expect(hits >= keys.count - 4 * extra, "round \(round): \(hits) of \(keys.count) cached") }
+            let occupancy = cache.occupancy
+            #expect(occupancy.searches == SearchCache.maximumSearches, "round \(round)")
+            #expect(occupancy.rows <= SearchCache.maximumRows)
+            #expect(occupancy.bytes <= SearchCache.maximumBytes)
+        }
+        let cached = keys.filter { cache.rows(for: $0, at: stamp) != nil }.count
+        #expect(cached == SearchCache.maximumSearches)
+        // Each search still finds its own row.
+        for (index, key) in keys.enumerated() {
+            if let rows = cache.rows(for: key, at: stamp) { #expect(rows.map(\.id) == [Int64(index)]) }
+        }
     }
 
     /// Locking the keychain writes nothing to the database (the cache's stamp holds): an

@@ -69,11 +69,13 @@ final class SearchCache {
     }
 
     static let maximumRowsPerSearch = 16
-    static let maximumSearches = 256
-    static let maximumRows = 512
+    /// A connection keeps at most this many searches and rows: enough for an app's working
+    /// set of a thousand items, each found by its own query.
+    static let maximumSearches = 1024
+    static let maximumRows = 2048
     /// A search whose rows hold more bytes (large secrets: an item may hold 64 MiB) is not
-    /// cached, and one connection keeps at most ``maximumBytes`` of rows: the limits on
-    /// rows alone would let a connection keep gigabytes of copies.
+    /// cached, and one connection keeps at most ``maximumBytes`` of rows and keys: the
+    /// limits on rows alone would let a connection keep gigabytes of copies.
     static let maximumBytesPerSearch = 64 << 10
     static let maximumBytes = 1 << 20
     /// A search whose key is longer (long names) is not cached.
@@ -102,26 +104,35 @@ final class SearchCache {
 
     /// Records the candidates of one search read at `dataVersion`, found in the state of
     /// `taken` (taken before the search; the caller checked that it still held after it).
+    ///
+    /// When the cache is full, searches are forgotten one at a time, in the dictionary's
+    /// order (the order of the process's seeded hashes: unrelated to the order they were
+    /// used in), until the new one fits. A working set a little larger than the cache so
+    /// keeps most of its searches cached, where emptying the whole cache would leave none.
     func store(_ rows: [Row], for key: Key, taken: Stamp, dataVersion: UInt32) {
         if stamp != taken || self.dataVersion != dataVersion {
             removeAll()
             stamp = taken
             self.dataVersion = dataVersion
         }
-        let bytes = rows.reduce(0) { $0 + $1.byteCount }
+        let bytes = rows.reduce(key.bytes.count) { $0 + $1.byteCount }
         guard rows.count <= Self.maximumRowsPerSearch, bytes <= Self.maximumBytesPerSearch, searches[key] == nil
         else { return }
-        if searches.count >= Self.maximumSearches || rowCount + rows.count > Self.maximumRows
-            || byteCount + bytes > Self.maximumBytes
+        while !searches.isEmpty
+            && (searches.count >= Self.maximumSearches || rowCount + rows.count > Self.maximumRows
+                || byteCount + bytes > Self.maximumBytes)
         {
-            searches.removeAll(keepingCapacity: true)
-            rowCount = 0
-            byteCount = 0
+            let (evicted, evictedRows) = searches.remove(at: searches.startIndex)
+            rowCount -= evictedRows.count
+            byteCount -= evictedRows.reduce(evicted.bytes.count) { $0 + $1.byteCount }
         }
         searches[key] = rows
         rowCount += rows.count
         byteCount += bytes
     }
+
+    /// The searches, rows and bytes (rows and keys, as the limits count them) kept now.
+    var occupancy: (searches: Int, rows: Int, bytes: Int) { (searches.count, rowCount, byteCount) }
 
     /// Hashes of the keys of recent searches read from SQLite, two candidate slots each
     /// (an admission filter only: a collision costs a search being cached later).
