@@ -43,7 +43,7 @@ struct SearchCacheBoundsTests {
     @Test func theCacheKeepsABoundedNumberOfBytes() {
         let cache = SearchCache()
         let stamp = SearchCache.Stamp(header: WALIndexHeader(), epoch: 1)
-        let keys = (0..<200).map { SearchCache.Key(bytes: [UInt8($0), 7]) }
+        let keys = (0..<1000).map { SearchCache.Key(bytes: withUnsafeBytes(of: UInt32($0)) { Array($0) }) }
         for (index, key) in keys.enumerated() {
             // 2 rows of 3 KiB each: within every per-search limit.
             cache.store([row(Int64(2 * index), ciphertextBytes: 3 << 10), row(Int64(2 * index + 1), ciphertextBytes: 3 << 10)],
@@ -51,7 +51,8 @@ struct SearchCacheBoundsTests {
         }
         let kept = keys.compactMap { cache.rows(for: $0, at: stamp) }.reduce(0) { $0 + bytes(of: $1) }
         #expect(kept > 0)
-        #expect(kept <= 1 << 20, "\(kept) bytes of ciphertext kept by one connection")
+        #expect(kept <= SearchCache.maximumBytes, "\(kept) bytes of ciphertext kept by one connection")
+        #expect(cache.occupancy == cache.recountedOccupancy)
     }
 
     /// The keys count against the budget too: searches for long names cannot make a
@@ -68,9 +69,10 @@ struct SearchCacheBoundsTests {
         let kept = cache.occupancy
         #expect(kept.searches > 0)
         #expect(kept.bytes <= SearchCache.maximumBytes, "\(kept.bytes) bytes kept by one connection")
-        // What the searches kept really hold, keys and rows, counted here independently.
+        // The searches kept, each a key and a row as the budget counts them.
         let held = kept.searches * (SearchCache.maximumKeyLength + small.byteCount)
         #expect(held <= SearchCache.maximumBytes, "\(held) bytes of keys and rows kept by one connection")
+        #expect(cache.occupancy == cache.recountedOccupancy)
     }
 
     /// A full cache forgets one search to make room for the next, not all of them: a
@@ -98,11 +100,33 @@ struct SearchCacheBoundsTests {
             #expect(occupancy.rows <= SearchCache.maximumRows)
             #expect(occupancy.bytes <= SearchCache.maximumBytes)
         }
+        #expect(cache.occupancy == cache.recountedOccupancy)
         let cached = keys.filter { cache.rows(for: $0, at: stamp) != nil }.count
         #expect(cached == SearchCache.maximumSearches)
         // Each search still finds its own row.
         for (index, key) in keys.enumerated() {
             if let rows = cache.rows(for: key, at: stamp) { #expect(rows.map(\.id) == [Int64(index)]) }
+        }
+    }
+
+    /// Searches of every size, stored, forgotten to make room and emptied by a new stamp:
+    /// the running counts stay those of the searches kept, within every limit.
+    @Test func theCountsNeverDrift() {
+        let cache = SearchCache()
+        var generator = SystemRandomNumberGenerator()
+        var stamp = SearchCache.Stamp(header: WALIndexHeader(), epoch: 1)
+        for index in 0..<6000 {
+            if index % 1500 == 1499 { stamp.epoch += 1 }
+            let rows = (0..<Int.random(in: 0...SearchCache.maximumRowsPerSearch, using: &generator)).map {
+                row(Int64($0), ciphertextBytes: Int.random(in: 16...(8 << 10), using: &generator))
+            }
+            var bytes = [UInt8](repeating: 0, count: Int.random(in: 4...SearchCache.maximumKeyLength, using: &generator))
+            withUnsafeBytes(of: UInt32(index)) { bytes.replaceSubrange(0..<4, with: $0) }
+            cache.store(rows, for: SearchCache.Key(bytes: bytes), taken: stamp, dataVersion: 1)
+            let occupancy = cache.occupancy
+            #expect(occupancy == cache.recountedOccupancy)
+            #expect(occupancy.searches <= SearchCache.maximumSearches && occupancy.rows <= SearchCache.maximumRows
+                && occupancy.bytes <= SearchCache.maximumBytes)
         }
     }
 

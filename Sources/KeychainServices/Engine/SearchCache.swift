@@ -35,6 +35,10 @@ final class SearchCache {
             bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
         }
 
+        /// The memory the key takes in the cache: its bytes as allocated, and the search's
+        /// slot in the cache (the dictionary entry, the headers of the key and its rows).
+        var byteCount: Int { bytes.capacity + 128 }
+
         static func == (a: Key, b: Key) -> Bool {
             a.bytes.count == b.bytes.count
                 && a.bytes.withUnsafeBytes { x in b.bytes.withUnsafeBytes { y in memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 } }
@@ -55,10 +59,12 @@ final class SearchCache {
         /// when it was cached.
         var associatedData: [UInt8]
 
-        /// The bytes the row holds (what the cache's byte limits count).
+        /// The memory the row takes in the cache (what its byte limits count): the bytes it
+        /// holds, and about 500 bytes of overhead measured with `mallinfo2` (its slot in
+        /// its search's array, and the heap object and allocation of each byte buffer).
         var byteCount: Int {
             primaryKey.count + reference.count + nonce.count + ciphertext.count + associatedData.count
-                + itemClass.utf8.count + protection.utf8.count + 32
+                + itemClass.utf8.count + protection.utf8.count + 512
         }
     }
 
@@ -73,11 +79,13 @@ final class SearchCache {
     /// set of a thousand items, each found by its own query.
     static let maximumSearches = 1024
     static let maximumRows = 2048
-    /// A search whose rows hold more bytes (large secrets: an item may hold 64 MiB) is not
-    /// cached, and one connection keeps at most ``maximumBytes`` of rows and keys: the
-    /// limits on rows alone would let a connection keep gigabytes of copies.
+    /// A search that takes more memory (large secrets: an item may hold 64 MiB) is not
+    /// cached, and the searches of one connection take at most ``maximumBytes``, keys and
+    /// rows with their overheads (``Key/byteCount``, ``Row/byteCount``): the limits on rows
+    /// alone would let a connection keep gigabytes of copies. An engine keeps at most four
+    /// idle read connections, so an open keychain's caches take at most 8 MiB.
     static let maximumBytesPerSearch = 64 << 10
-    static let maximumBytes = 1 << 20
+    static let maximumBytes = 2 << 20
     /// A search whose key is longer (long names) is not cached.
     static let maximumKeyLength = 1024
 
@@ -107,7 +115,7 @@ final class SearchCache {
     ///
     /// When the cache is full, searches are forgotten one at a time, in the dictionary's
     /// order (the order of the process's seeded hashes: unrelated to the order they were
-    /// used in), until the new one fits. A working set a little larger than the cache so
+    /// used in), until the new one fits. A working set a little larger than the cache then
     /// keeps most of its searches cached, where emptying the whole cache would leave none.
     func store(_ rows: [Row], for key: Key, taken: Stamp, dataVersion: UInt32) {
         if stamp != taken || self.dataVersion != dataVersion {
@@ -115,7 +123,7 @@ final class SearchCache {
             stamp = taken
             self.dataVersion = dataVersion
         }
-        let bytes = rows.reduce(key.bytes.count) { $0 + $1.byteCount }
+        let bytes = rows.reduce(key.byteCount) { $0 + $1.byteCount }
         guard rows.count <= Self.maximumRowsPerSearch, bytes <= Self.maximumBytesPerSearch, searches[key] == nil
         else { return }
         while !searches.isEmpty
@@ -124,15 +132,24 @@ final class SearchCache {
         {
             let (evicted, evictedRows) = searches.remove(at: searches.startIndex)
             rowCount -= evictedRows.count
-            byteCount -= evictedRows.reduce(evicted.bytes.count) { $0 + $1.byteCount }
+            byteCount -= evictedRows.reduce(evicted.byteCount) { $0 + $1.byteCount }
         }
         searches[key] = rows
         rowCount += rows.count
         byteCount += bytes
     }
 
-    /// The searches, rows and bytes (rows and keys, as the limits count them) kept now.
+    /// The searches, rows and bytes (keys and rows, as the limits count them) kept now.
     var occupancy: (searches: Int, rows: Int, bytes: Int) { (searches.count, rowCount, byteCount) }
+
+    /// ``occupancy`` counted afresh from the searches kept (for tests: the running counts
+    /// must never drift from it).
+    var recountedOccupancy: (searches: Int, rows: Int, bytes: Int) {
+        searches.reduce(into: (searches.count, 0, 0)) { total, search in
+            total.1 += search.value.count
+            total.2 += search.value.reduce(search.key.byteCount) { $0 + $1.byteCount }
+        }
+    }
 
     /// Hashes of the keys of recent searches read from SQLite, two candidate slots each
     /// (an admission filter only: a collision costs a search being cached later).
@@ -168,14 +185,21 @@ final class SearchCache {
 
     /// A search read from SQLite whose rows are to be cached once the read is judged
     /// current: the key, the stamp taken before its read transaction, the rows (`nil`
-    /// once they exceed ``maximumRowsPerSearch`` or ``maximumBytesPerSearch``).
+    /// once they exceed ``maximumRowsPerSearch`` or the search ``maximumBytesPerSearch``).
     struct PendingFill {
         var key: Key
         var taken: Stamp
         var rows: [Row]? = []
-        /// The bytes of `rows` (``Row/byteCount``).
-        var bytes = 0
+        /// The bytes of the search so far, as ``store(_:for:taken:dataVersion:)`` counts
+        /// them: the key's, then each row's (``Key/byteCount``, ``Row/byteCount``).
+        var bytes: Int
         var dataVersion: UInt32?
+
+        init(key: Key, taken: Stamp) {
+            self.key = key
+            self.taken = taken
+            bytes = key.byteCount
+        }
     }
 }
 #endif

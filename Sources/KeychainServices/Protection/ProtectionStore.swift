@@ -8,10 +8,23 @@ struct ProtectionRecords: Equatable {
     /// The passphrase's Argon2id parameters, when the keychain has a passphrase.
     var passphrase: PassphraseKey?
     /// The wrapped class keys.
-    var wrapped: [KeyHierarchy.KeyClass: Data] = [:]
+    var wrapped = WrappedClassKeys()
     /// The access-control key pairs (public key and wrapped private key), once an item
     /// with access control was stored or a passphrase was set.
     var accessControl: [AccessControlKeys.Slot: Data] = [:]
+}
+
+/// The wrapped key of each class, by class. A table of three, not a dictionary: the first
+/// dictionary of a new key type costs the Swift runtime a scan of every protocol
+/// conformance in the program, at each start of a program that opens a keychain.
+struct WrappedClassKeys: Equatable {
+    private var keys: [Data?] = [nil, nil, nil]
+
+    /// The wrapped key of `keyClass`, or `nil` when the keychain has none.
+    subscript(keyClass: KeyHierarchy.KeyClass) -> Data? {
+        get { keys[keyClass.index] }
+        set { keys[keyClass.index] = newValue }
+    }
 }
 
 /// The `protection` table (`name TEXT PRIMARY KEY, value BLOB`) with the key format, the

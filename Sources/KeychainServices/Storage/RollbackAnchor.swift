@@ -225,8 +225,10 @@ final class RollbackAnchor {
     /// Authenticates and parses the whole file's bytes (exactly ``fileLength``).
     private func contents(of bytes: UnsafeRawBufferPointer) throws -> Contents {
         guard bytes.count == Self.fileLength, bytes.prefix(8).elementsEqual(Self.magic) else { throw damaged() }
-        let body = Data(bytes.prefix(Self.bodyLength))
-        let mac = Data(bytes[Self.bodyLength..<Self.fileLength])
+        // Copied from the pointer, not as a sequence of bytes (whose generic conversion costs
+        // the Swift runtime a conformance scan the first time, at every open).
+        let body = Data(bytes: bytes.baseAddress!, count: Self.bodyLength)
+        let mac = Data(bytes: bytes.baseAddress! + Self.bodyLength, count: Self.fileLength - Self.bodyLength)
         guard Sodium.constantTimeEqual(authenticator(body), mac) else { throw damaged() }
         var offset = 8
         func take(_ length: Int) -> Data {

@@ -84,7 +84,8 @@ final class VerificationRecord {
     /// times), not FUSE, SMB, 9p or NFS (times come from a server or a program, and some
     /// report the modification time, which anyone can set, as the change time), not
     /// overlayfs (whose upper layer may be any of those), nor any other.
-    static let fileSystemsKeepingChangeTimes: Set<Int64> = [0xEF53, 0x5846_5342, 0x9123_683E, 0xF2F5_2010]
+    /// (An array: four entries, and no set to build when a keychain opens.)
+    static let fileSystemsKeepingChangeTimes: [Int64] = [0xEF53, 0x5846_5342, 0x9123_683E, 0xF2F5_2010]
 
     /// Whether the database at `path` lies on one of ``fileSystemsKeepingChangeTimes``:
     /// elsewhere the record is neither used nor written (every open does the full check).
