@@ -1,5 +1,5 @@
 import Foundation
-import KeychainServices
+@testable import KeychainServices
 import Testing
 
 struct KeychainEnvironmentTests {
@@ -78,6 +78,20 @@ struct KeychainEnvironmentTests {
         #expect(environment.accessGroups.count == 2)
         #expect(environment.accessGroups.first == KeychainEnvironment.sharedAccessGroup)
         #expect(environment.accessGroups.last?.hasPrefix("local.") == true)
+    }
+
+    /// The old group is named after the executable exactly as earlier versions named it
+    /// (the last component of its path, as `URL` gives it), or its items would vanish.
+    @Test func theExecutablesOldGroupIsNamedAsBefore() {
+        let paths = [
+            "/usr/local/bin/keysmith", "keysmith", "./build/app", "/opt/My App/bin/tool", "bin/tool/", "/a//b//",
+            "/a/b/..", "/a/b/.", "..", ".", "a/..", "a/.", "../..", "/", "//", "", ".hidden", "...", "ünïcødé/прог", "/tmp/x.y.z", "relative/path/with space ",
+        ]
+        for path in paths {
+            #expect(KeychainEnvironment.lastPathComponent(of: path) == URL(fileURLWithPath: path).lastPathComponent, "\(path)")
+            let name = URL(fileURLWithPath: path).lastPathComponent
+            #expect(KeychainEnvironment.defaultAccessGroups(executable: path).last == "local.\(name.isEmpty ? "app" : name)")
+        }
     }
 
     @Test func scopedEnvironmentWinsInsideItsTaskOnly() async {
