@@ -265,3 +265,19 @@ extension KeychainEngine {
     /// Locks through this engine's hierarchy (a test shorthand).
     func lock(evictingFirstUnlock: Bool) { keys.lock(evictingFirstUnlock: evictingFirstUnlock) }
 }
+
+extension DataProtectionTests {
+    /// The wrapped class keys are kept in a table indexed by class: every class has its own
+    /// position, and a keychain's records round-trip through it.
+    @Test func everyKeyClassHasItsOwnPositionInTheTables() {
+        let classes = KeyHierarchy.KeyClass.allCases
+        #expect(classes.map(\.index) == Array(0..<classes.count))
+        var wrapped = WrappedClassKeys()
+        for keyClass in classes { wrapped[keyClass] = Data(keyClass.rawValue.utf8) }
+        for keyClass in classes { #expect(wrapped[keyClass] == Data(keyClass.rawValue.utf8)) }
+        var other = wrapped
+        other[classes[0]] = nil
+        #expect(other != wrapped)
+        #expect(other[classes[0]] == nil)
+    }
+}

@@ -85,12 +85,16 @@ struct KeychainEnvironmentTests {
     @Test func theExecutablesOldGroupIsNamedAsBefore() {
         let paths = [
             "/usr/local/bin/keysmith", "keysmith", "./build/app", "/opt/My App/bin/tool", "bin/tool/", "/a//b//",
-            "/a/b/..", "/a/b/.", "..", ".", "a/..", "a/.", "../..", "/", "//", "", ".hidden", "...", "ünïcødé/прог", "/tmp/x.y.z", "relative/path/with space ",
+            "/a/b/..", "/a/b/.", "..", ".", "a/..", "a/.", "../..", "/", "//", "", ".hidden", "...",
+            "~", "~/", "~//", "~root", "~root/", "~nosuchuser", "~/bin/tool", "a~b", "/x/~", "100%", "a;b?c#d",
+            "e\u{301}/caf\u{E9}", "caf\u{65}\u{301}", "ünïcødé/прог", "/tmp/x.y.z", "relative/path/with space ",
         ]
         for path in paths {
-            #expect(KeychainEnvironment.lastPathComponent(of: path) == URL(fileURLWithPath: path).lastPathComponent, "\(path)")
+            // Byte for byte (String's == would take a decomposed é for a precomposed one).
             let name = URL(fileURLWithPath: path).lastPathComponent
-            #expect(KeychainEnvironment.defaultAccessGroups(executable: path).last == "local.\(name.isEmpty ? "app" : name)")
+            #expect(Array(KeychainEnvironment.lastPathComponent(of: path).utf8) == Array(name.utf8), "\(path)")
+            let group = KeychainEnvironment.defaultAccessGroups(executable: path).last ?? ""
+            #expect(Array(group.utf8) == Array("local.\(name.isEmpty ? "app" : name)".utf8), "\(path)")
         }
     }
 

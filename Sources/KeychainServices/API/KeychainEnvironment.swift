@@ -237,9 +237,10 @@ public struct KeychainEnvironment: Sendable, Hashable, CustomStringConvertible {
     /// without building a URL for a plain path (at every start of a program, that costs the
     /// Swift runtime a scan of its protocol conformances, about 0.2 ms).
     static func lastPathComponent(of path: String) -> String {
-        // "", "/", and a last component of "." or ".." (which URL resolves against the
-        // working directory when the path is relative) are left to URL.
-        guard let last = path.utf8.split(separator: UInt8(ascii: "/")).last,
+        // Left to URL: "", "/", a path starting with "~" (which URL expands to a home
+        // directory), and a last component of "." or ".." (which URL resolves against the
+        // working directory when the path is relative).
+        guard path.utf8.first != UInt8(ascii: "~"), let last = path.utf8.split(separator: UInt8(ascii: "/")).last,
             !last.elementsEqual(".".utf8), !last.elementsEqual("..".utf8)
         else { return URL(fileURLWithPath: path).lastPathComponent }
         return String(decoding: last, as: UTF8.self)

@@ -53,12 +53,25 @@ final class KeyHierarchy: @unchecked Sendable {
     private let lock = NSLock()
     private var store: ProtectionStore?
     private(set) var keychainID = Data() {
-        didSet { lockStateNames = (LockStateStore.Name(.a, keychainID: keychainID), LockStateStore.Name(.c, keychainID: keychainID)) }
+        didSet { lockStateNames = LockStateNames(a: LockStateStore.Name(.a, keychainID: keychainID), c: LockStateStore.Name(.c, keychainID: keychainID)) }
     }
     /// The kernel-keyring names of this keychain's unlock secrets (made once, not per read).
     /// Two fields, not a dictionary: the first dictionary of a new key type costs the Swift
     /// runtime a scan of every protocol conformance in the program (about 0.2 ms at start).
-    private var lockStateNames: (a: LockStateStore.Name, c: LockStateStore.Name)?
+    private var lockStateNames: LockStateNames?
+
+    /// The keyring names of the two slots.
+    private struct LockStateNames {
+        let a: LockStateStore.Name
+        let c: LockStateStore.Name
+
+        subscript(slot: LockStateStore.Slot) -> LockStateStore.Name {
+            switch slot {
+            case .a: return a
+            case .c: return c
+            }
+        }
+    }
     private var records = ProtectionRecords() {
         didSet { wrappedByClass = KeyClass.allCases.map { records.wrapped[$0] } }
     }
@@ -276,7 +289,7 @@ final class KeyHierarchy: @unchecked Sendable {
         var secret: SecretKey?
         if bound {
             // Read into locked scratch memory; a copy is made only when the secret changed.
-            guard let slot = keyClass.slot, let names = lockStateNames, LockStateStore.read(slot == .a ? names.a : names.c, into: scratch) else {
+            guard let slot = keyClass.slot, let names = lockStateNames, LockStateStore.read(names[slot], into: scratch) else {
                 forget(keyClass)
                 throw Self.locked(keyClass)
             }

@@ -8,24 +8,17 @@ enum MachineIdentity {
     /// The identity bytes, or a failure that says how to provide one.
     static func current(_ variables: [String: String] = ProcessVariables.named("KEYSMITH_MACHINE_ID")) throws -> Data {
         if let given = variables["KEYSMITH_MACHINE_ID"], !given.isEmpty {
-            return utf8Data(given)
+            return Data(given.utf8)
         }
         for path in ["/etc/machine-id", "/var/lib/dbus/machine-id"] {
             if let text = try? String(contentsOfFile: path, encoding: .utf8) {
                 let id = text.trimmingScalars(where: ProcessVariables.isWhitespaceOrNewline)
-                if !id.isEmpty { return utf8Data(id) }
+                if !id.isEmpty { return Data(id.utf8) }
             }
         }
         throw KeychainFailure(
             errSecNotAvailable, "This machine has no identity (/etc/machine-id is missing or empty), which ThisDeviceOnly items are bound to.",
             recovery: "Run systemd-machine-id-setup (or dbus-uuidgen --ensure=/etc/machine-id), or set KEYSMITH_MACHINE_ID to a stable random value.")
-    }
-
-    /// The UTF-8 bytes of `text`, copied from its storage (`Data(text.utf8)`, a generic
-    /// conversion, costs the Swift runtime a conformance scan the first time: at every open).
-    private static func utf8Data(_ text: String) -> Data {
-        var text = text
-        return text.withUTF8 { Data(buffer: $0) }
     }
 }
 #endif

@@ -14,11 +14,13 @@ struct ProtectionRecords: Equatable {
     var accessControl: [AccessControlKeys.Slot: Data] = [:]
 }
 
-/// The wrapped key of each class, by class. A table of three, not a dictionary: the first
+/// The wrapped key of each class, by class. A table, not a dictionary: the first
 /// dictionary of a new key type costs the Swift runtime a scan of every protocol
-/// conformance in the program, at each start of a program that opens a keychain.
+/// conformance in the program, once in each process, so at every run of a tool that
+/// opens a keychain. (``ProtectionRecords/accessControl`` stays a dictionary: it is
+/// filled only in keychains that use access control.)
 struct WrappedClassKeys: Equatable {
-    private var keys: [Data?] = [nil, nil, nil]
+    private var keys = [Data?](repeating: nil, count: KeyHierarchy.KeyClass.allCases.count)
 
     /// The wrapped key of `keyClass`, or `nil` when the keychain has none.
     subscript(keyClass: KeyHierarchy.KeyClass) -> Data? {

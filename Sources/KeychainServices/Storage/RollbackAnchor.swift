@@ -226,7 +226,8 @@ final class RollbackAnchor {
     private func contents(of bytes: UnsafeRawBufferPointer) throws -> Contents {
         guard bytes.count == Self.fileLength, bytes.prefix(8).elementsEqual(Self.magic) else { throw damaged() }
         // Copied from the pointer, not as a sequence of bytes (whose generic conversion costs
-        // the Swift runtime a conformance scan the first time, at every open).
+        // the Swift runtime a conformance scan once in each process, so at every run of a
+        // tool). The length was checked above, so the base address is not nil.
         let body = Data(bytes: bytes.baseAddress!, count: Self.bodyLength)
         let mac = Data(bytes: bytes.baseAddress! + Self.bodyLength, count: Self.fileLength - Self.bodyLength)
         guard Sodium.constantTimeEqual(authenticator(body), mac) else { throw damaged() }
