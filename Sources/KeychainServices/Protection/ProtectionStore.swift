@@ -18,7 +18,7 @@ struct ProtectionRecords: Equatable {
 /// dictionary of a new key type costs the Swift runtime a scan of every protocol
 /// conformance in the program, once in each process, so at every run of a tool that
 /// opens a keychain. (``ProtectionRecords/accessControl`` stays a dictionary: it is
-/// filled only in keychains that use access control.)
+/// filled only once an item with access control was stored or a passphrase was set.)
 struct WrappedClassKeys: Equatable {
     private var keys = [Data?](repeating: nil, count: KeyHierarchy.KeyClass.allCases.count)
 
