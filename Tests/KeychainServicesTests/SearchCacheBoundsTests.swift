@@ -56,7 +56,7 @@ struct SearchCacheBoundsTests {
     }
 
     /// The keys count against the budget too: searches for long names cannot make a
-    /// connection keep a megabyte of keys beside its megabyte of rows.
+    /// connection keep megabytes of keys beside its budget of rows.
     @Test func theKeysOfSearchesCountAgainstTheBudget() {
         let cache = SearchCache()
         let stamp = SearchCache.Stamp(header: WALIndexHeader(), epoch: 1)

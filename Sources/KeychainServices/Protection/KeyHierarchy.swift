@@ -72,12 +72,9 @@ final class KeyHierarchy: @unchecked Sendable {
             }
         }
     }
-    private var records = ProtectionRecords() {
-        didSet { wrappedByClass = KeyClass.allCases.map { records.wrapped[$0] } }
-    }
-    /// `records.wrapped` by ``KeyClass/index``: the read path looks a record up without
-    /// hashing.
-    private var wrappedByClass: [Data?] = Array(repeating: nil, count: KeyClass.allCases.count)
+    /// The protection records as last read (their wrapped class keys are a table by
+    /// ``KeyClass/index``: the read path looks a record up without hashing).
+    private var records = ProtectionRecords()
     private var dataVersion: Int64 = -1
     /// Unwrapped class keys with what they were unwrapped from (record and secret), by
     /// ``KeyClass/index``.
@@ -280,7 +277,7 @@ final class KeyHierarchy: @unchecked Sendable {
 
     /// The class key, unwrapped with what the lock state holds now.
     private func unwrappedClassKey(_ keyClass: KeyClass) throws -> SecretKey {
-        guard let record = wrappedByClass[keyClass.index] else {
+        guard let record = records.wrapped[keyClass] else {
             throw KeychainFailure(
                 errSecDecode, "The keychain's \(keyClass.rawValue.uppercased()) class key record is missing.",
                 recovery: "The database is damaged; restore it from a backup.")
