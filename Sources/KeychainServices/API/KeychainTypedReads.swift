@@ -77,7 +77,7 @@ public struct GenericPasswordSearch: Sendable {
     var itemQuery: ItemQuery {
         var query = ItemQuery()
         query.itemClass = .genericPassword
-        query.attributes.reserveCapacity(4)
+        query.attributes = AttributeValue.dictionary(capacity: 4)
         query.attributes["svce"] = .string(service)
         if let account { query.attributes["acct"] = .string(account) }
         if let label { query.attributes["labl"] = .string(label) }

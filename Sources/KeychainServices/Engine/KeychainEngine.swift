@@ -812,21 +812,22 @@ final class KeychainEngine: @unchecked Sendable {
     ) throws {
         guard let itemClass = query.itemClass, let schema = itemClass.schema else { return }
         let (first, second) = schema.indexedNames
-        var coveredByIndex = query.hostOrSubdomain == nil
-        for tag in query.attributes.keys where tag != first && tag != second && tag != "agrp" {
-            coveredByIndex = false
-        }
         let groupFilter: [String]? = query.accessGroup.map { [$0] } ?? groups
         if let groupFilter, groupFilter.isEmpty { return }
 
         // The statement depends only on the shape of the query; it is prepared once per shape.
+        // The indexed values are looked up once, for the shape, the cache key and the binding.
         var shape = QueryShape(groupCount: groupFilter?.count ?? -1)
+        var indexed = IndexedValues()
         if let reference = query.persistentReference {
             if case .uuid = reference.locator { shape.reference = 1 } else { shape.reference = 2 }
         } else {
-            shape.firstName = query.attributes[first] != nil
-            shape.secondName = query.attributes[second] != nil
-            shape.label = query.attributes[Self.labelTag] != nil
+            indexed = IndexedValues(
+                first: query.attributes[first], second: query.attributes[second],
+                label: query.attributes[Self.labelTag])
+            shape.firstName = indexed.first != nil
+            shape.secondName = indexed.second != nil
+            shape.label = indexed.label != nil
             switch query.sync {
             case .only?: shape.sync = 1
             case .any?: shape.sync = 2
@@ -834,7 +835,8 @@ final class KeychainEngine: @unchecked Sendable {
             }
         }
         var fill: SearchCache.PendingFill?
-        if caching && connection !== writer, let key = searchKey(query, shape: shape, groups: groupFilter),
+        if caching && connection !== writer,
+            let key = searchKey(query, itemClass: itemClass, shape: shape, indexed: indexed, groups: groupFilter),
             let header = connection.storage.walIndexHeader, let epoch = connection.storage.writeEpoch
         {
             let stamp = SearchCache.Stamp(header: header, epoch: epoch)
@@ -855,6 +857,12 @@ final class KeychainEngine: @unchecked Sendable {
             // of a large keychain read once pays for being copied).
             if cached != nil || cache.admits(key) { fill = SearchCache.PendingFill(key: key, taken: stamp) }
         }
+        // Whether the index alone selects the candidates (a damaged row among them can then
+        // only be the item the caller means); needed only when rows are read from SQLite.
+        var coveredByIndex = query.hostOrSubdomain == nil
+        for tag in query.attributes.keys where tag != first && tag != second && tag != "agrp" {
+            coveredByIndex = false
+        }
         let statement: Statement
         if let prepared = connection.searchStatements[shape] {
             prepared.reset()
@@ -874,15 +882,15 @@ final class KeychainEngine: @unchecked Sendable {
         statement.bind(itemClass.rawValue, at: index)
         index += 1
         if query.persistentReference == nil {
-            if let value = query.attributes[first] {
+            if let value = indexed.first {
                 statement.bind(nameHash(itemClass, slot: 1, value), at: index)
                 index += 1
             }
-            if let value = query.attributes[second] {
+            if let value = indexed.second {
                 statement.bind(nameHash(itemClass, slot: 2, value), at: index)
                 index += 1
             }
-            if let value = query.attributes[Self.labelTag] {
+            if let value = indexed.label {
                 statement.bind(nameHash(itemClass, slot: 3, value), at: index)
                 index += 1
             }
@@ -1019,40 +1027,46 @@ final class KeychainEngine: @unchecked Sendable {
                 itemClass: itemClass, reference: reference, primaryKey: primaryKey, protection: protection))
     }
 
+    /// The values of a query's indexed attributes (the two names of its class and the
+    /// label), looked up once per search.
+    private struct IndexedValues {
+        var first: AttributeValue?
+        var second: AttributeValue?
+        var label: AttributeValue?
+
+        subscript(slot: Int) -> AttributeValue? { slot == 0 ? first : slot == 1 ? second : label }
+    }
+
     /// The search cache's key for a search: everything its SQL depends on (see
     /// ``SearchCache``), or `nil` when it is too long to cache.
-    private func searchKey(_ query: ItemQuery, shape: QueryShape, groups: [String]?) -> SearchCache.Key? {
-        guard let itemClass = query.itemClass, let schema = itemClass.schema else { return nil }
+    private func searchKey(
+        _ query: ItemQuery, itemClass: ItemClass, shape: QueryShape, indexed: IndexedValues, groups: [String]?
+    ) -> SearchCache.Key? {
         var key: [UInt8] = []
         key.reserveCapacity(96)
-        func appendLength(_ count: Int) {
-            withUnsafeBytes(of: UInt32(truncatingIfNeeded: count).littleEndian) { key.append(contentsOf: $0) }
-        }
         key.append(UInt8(shape.reference))
         key.append(UInt8(shape.sync))
-        withUnsafeBytes(of: Int32(shape.groupCount).littleEndian) { key.append(contentsOf: $0) }
-        appendLength(itemClass.rawValue.utf8.count)
-        key.append(contentsOf: itemClass.rawValue.utf8)
+        Self.appendInteger(Int32(shape.groupCount), to: &key)
+        Self.appendCounted(itemClass.rawValue, to: &key)
         if let reference = query.persistentReference {
             switch reference.locator {
             case .uuid(let bytes):
-                appendLength(bytes.count)
+                Self.appendInteger(UInt32(truncatingIfNeeded: bytes.count), to: &key)
                 key.append(contentsOf: bytes)
             case .rowID(let id):
-                withUnsafeBytes(of: id.littleEndian) { key.append(contentsOf: $0) }
+                Self.appendInteger(id, to: &key)
             }
         } else {
-            let (first, second) = schema.indexedNames
             for slot in 0..<3 {
-                guard let value = query.attributes[slot == 0 ? first : slot == 1 ? second : Self.labelTag] else {
+                guard let value = indexed[slot] else {
                     key.append(0)
                     continue
                 }
                 key.append(1)
                 let lengthAt = key.count
-                appendLength(0)
+                Self.appendInteger(UInt32(0), to: &key)
                 value.appendMatchBytes(to: &key)
-                let length = UInt32(key.count - lengthAt - 4).littleEndian
+                let length = UInt32(truncatingIfNeeded: key.count - lengthAt - 4).littleEndian
                 withUnsafeBytes(of: length) { bytes in
                     for offset in 0..<4 { key[lengthAt + offset] = bytes[offset] }
                 }
@@ -1061,15 +1075,23 @@ final class KeychainEngine: @unchecked Sendable {
             if case .only(let flag)? = query.sync { key.append(flag ? 1 : 0) }
         }
         for group in groups ?? [] {
-            appendLength(group.utf8.count)
-            key.append(contentsOf: group.utf8)
+            Self.appendCounted(group, to: &key)
             if key.count > SearchCache.maximumKeyLength { return nil }
         }
         return SearchCache.Key(bytes: key)
     }
 
-    /// The label (`kSecAttrLabel`): every class has one, and its keyed hash is the `h3`
-    /// index column.
+    /// Appends `value` little-endian to a cache key.
+    private static func appendInteger<T: FixedWidthInteger>(_ value: T, to key: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { key.append(contentsOf: $0) }
+    }
+
+    /// Appends the UTF-8 length of `text` (four bytes) and its UTF-8 bytes to a cache key.
+    private static func appendCounted(_ text: String, to key: inout [UInt8]) {
+        appendInteger(UInt32(truncatingIfNeeded: text.utf8.count), to: &key)
+        key.append(contentsOf: text.utf8)
+    }
+
     private static let labelTag = "labl"
 
     /// What the candidate SQL depends on.

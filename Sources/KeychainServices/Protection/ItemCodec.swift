@@ -73,8 +73,7 @@ enum ItemCodec {
                                       recovery: "Use the Keysmith version that wrote this keychain, or a newer one.")
             }
             let count = Int(try reader.integer(UInt16.self))
-            var attributes: [String: AttributeValue] = [:]
-            attributes.reserveCapacity(count)
+            var attributes = AttributeValue.dictionary(capacity: count)
             for _ in 0..<count {
                 let tagLength = Int(try reader.byte())
                 let tag = try reader.string(tagLength)

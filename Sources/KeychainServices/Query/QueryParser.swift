@@ -71,7 +71,7 @@ enum QueryParser {
             throw KeychainFailure.param("The dictionary has no kSecClass.")
         }
 
-        query.attributes.reserveCapacity(entries.keys.count)
+        query.attributes = AttributeValue.dictionary(capacity: entries.keys.count)
         for entry in entries.keys where entry.key != "class" && entry.key != "v_PersistentRef" {
             try apply(key: entry.key, value: entries.values[entry.index], itemClass: itemClass, to: &query, operation: operation)
         }

@@ -26,11 +26,11 @@ public struct KeyInfo: Sendable, Equatable, CustomStringConvertible, CustomDebug
         let data: Data
         let source: KeySourceKind
         let sourceDescription: String
-        let location: String
+        let place: Location
 
         init(
             identifier: String, matchedName: String, version: String, data: Data,
-            source: KeySourceKind, sourceDescription: String, location: String
+            source: KeySourceKind, sourceDescription: String, place: Location
         ) {
             self.identifier = identifier
             self.matchedName = matchedName
@@ -38,7 +38,28 @@ public struct KeyInfo: Sendable, Equatable, CustomStringConvertible, CustomDebug
             self.data = data
             self.source = source
             self.sourceDescription = sourceDescription
-            self.location = location
+            self.place = place
+        }
+
+        /// ``KeyInfo/location`` as text.
+        var location: String { place.text }
+    }
+
+    /// Where a copy lives: text given by its source, or the parts of a keychain item, put
+    /// into words only when someone reads ``KeyInfo/location`` (a lookup that hits the
+    /// keychain does not pay for a sentence nobody reads).
+    enum Location: Sendable {
+        case text(String)
+        case keychainItem(service: String, account: String, accessGroup: String?)
+
+        var text: String {
+            switch self {
+            case .text(let text):
+                return text
+            case .keychainItem(let service, let account, let accessGroup):
+                return "keychain service \"\(service)\", account \"\(account)\""
+                    + (accessGroup.map { ", access group \"\($0)\"" } ?? "")
+            }
         }
     }
 
@@ -62,7 +83,17 @@ public struct KeyInfo: Sendable, Equatable, CustomStringConvertible, CustomDebug
         storage = Storage(
             identifier: identifier, matchedName: matchedName, version: version, data: data,
             source: source, sourceDescription: sourceDescription,
-            location: location ?? sourceDescription)
+            place: .text(location ?? sourceDescription))
+    }
+
+    /// A key record whose location is given in parts and spelled out when read.
+    init(
+        identifier: String, matchedName: String, version: String, data: Data,
+        source: KeySourceKind, sourceDescription: String, place: Location
+    ) {
+        storage = Storage(
+            identifier: identifier, matchedName: matchedName, version: version, data: data,
+            source: source, sourceDescription: sourceDescription, place: place)
     }
 
     /// The identifier the caller asked for (for example `apiKey`).
@@ -96,7 +127,7 @@ public struct KeyInfo: Sendable, Equatable, CustomStringConvertible, CustomDebug
         return KeyInfo(
             identifier: identifier, matchedName: storage.matchedName, version: storage.version,
             data: storage.data, source: storage.source,
-            sourceDescription: storage.sourceDescription, location: storage.location)
+            sourceDescription: storage.sourceDescription, place: storage.place)
     }
 
     /// `KeyInfo(api_key, version=2024.06.01, source=Keychain)`; never the key bytes.

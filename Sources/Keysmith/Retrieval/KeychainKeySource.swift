@@ -76,8 +76,7 @@ public struct KeychainKeySource: KeySource {
             return KeyInfo(
                 identifier: name, matchedName: name, version: item.version, data: data, source: .keychain,
                 sourceDescription: sourceDescription,
-                location: "keychain service \"\(service)\", account \"\(item.account)\""
-                    + (item.accessGroup.map { ", access group \"\($0)\"" } ?? ""))
+                place: .keychainItem(service: service, account: item.account, accessGroup: item.accessGroup))
         }
     }
 
