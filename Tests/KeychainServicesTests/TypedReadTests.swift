@@ -191,6 +191,127 @@ struct TypedReadTests {
         keychain.withGroups([]).run { expectSameAnswers(pairs[0], "no groups") }
     }
 
+    /// A key's two layouts (every item labelled `name`, every item whose account is
+    /// `name`, of one service) are read as one search, and answer as the two separate
+    /// calls do: an item that matches both is in both answers, the label matches stored
+    /// as data too, other groups, services and synchronizable items stay out, and every
+    /// write is seen by the next call, whether the pair was read from SQLite or from the
+    /// search cache.
+    @Test func aKeysTwoLayoutsReadAsOneSearchAnswerAsSeparateCalls() throws {
+        try TemporaryKeychain.with { keychain in
+            func item(_ account: String, label: Any? = nil, group: String? = nil, sync: Bool = false, _ data: String) {
+                var attributes = genp("keys", account).with([kSecValueData as String: Data(data.utf8)])
+                if let label { attributes[kSecAttrLabel as String] = label }
+                if let group { attributes[kSecAttrAccessGroup as String] = group }
+                if sync { attributes[kSecAttrSynchronizable as String] = true }
+                add(attributes)
+            }
+            item("k@1", label: "k", "k one")
+            item("k@2", label: "k", "k two")
+            item("k", "k in the older layout")
+            item("k", group: "com.example.shared", "k shared")
+            item("k@3", label: "k", sync: true, "k synchronizable")
+            item("k@data", label: Data("k".utf8), "k labelled by data")
+            item("both", label: "both", "both ways")
+            item("both@1", label: "both", "both, versioned")
+            item("x", label: "k", "labelled k, named x")
+            add(genp("other", "k").with([kSecValueData as String: Data("other k".utf8), kSecAttrLabel as String: "k"]))
+            let engine = try KeychainEngine.engine(for: keychain.directory)
+
+            func pairs() -> [[GenericPasswordSearch]] {
+                var pairs: [[GenericPasswordSearch]] = []
+                for name in ["k", "both", "x", "missing"] {
+                    for group in [nil, "com.example.app", "com.example.shared", "com.example.unentitled"] {
+                        for synchronizable in [nil, true, false] {
+                            for (labelData, accountData) in [(true, true), (false, true), (true, false)] {
+                                pairs.append([
+                                    GenericPasswordSearch(
+                                        service: "keys", label: name, accessGroup: group, synchronizable: synchronizable,
+                                        matchesAll: true, returnsData: labelData),
+                                    GenericPasswordSearch(
+                                        service: "keys", account: name, accessGroup: group,
+                                        synchronizable: synchronizable, matchesAll: true, returnsData: accountData),
+                                ])
+                            }
+                        }
+                    }
+                }
+                return pairs
+            }
+            func expectAllSame(_ comment: String) {
+                // Three rounds: read from SQLite, read and cached, answered from the cache.
+                for round in 0..<3 {
+                    for pair in pairs() { expectSameAnswers(pair, "\(comment), round \(round)") }
+                }
+            }
+            let before = engine.searchesReadTogether.load(ordering: .relaxed)
+            expectAllSame("as filled")
+            // Every pair but the unentitled group's was read as one search, each round.
+            #expect(engine.searchesReadTogether.load(ordering: .relaxed) - before == 3 * 4 * 3 * 3 * 3)
+
+            // Searches in the other order, or not every item, are read one by one.
+            let unchanged = engine.searchesReadTogether.load(ordering: .relaxed)
+            let byLabel = GenericPasswordSearch(service: "keys", label: "k", matchesAll: true, returnsData: true)
+            let byAccount = GenericPasswordSearch(service: "keys", account: "k", matchesAll: true, returnsData: true)
+            var firstOnly = byLabel
+            firstOnly.matchesAll = false
+            var elsewhere = byAccount
+            elsewhere.service = "other"
+            for pair in [[byAccount, byLabel], [firstOnly, byAccount], [byLabel, elsewhere]] { expectSameAnswers(pair) }
+            #expect(engine.searchesReadTogether.load(ordering: .relaxed) == unchanged)
+
+            let versionTwo = genp("keys", "k@2") as CFDictionary
+            #expect(SecItemUpdate(versionTwo, [kSecAttrLabel as String: "z"] as CFDictionary) == errSecSuccess)
+            expectAllSame("after a label changed")
+            #expect(SecItemDelete(genp("keys", "k") as CFDictionary) == errSecSuccess)
+            expectAllSame("after the older layout's items were deleted")
+            item("k", "k in the older layout again")
+            #expect(SecItemUpdate(genp("keys", "x") as CFDictionary, [kSecAttrAccount as String: "k@x"] as CFDictionary) == errSecSuccess)
+            expectAllSame("after an add and an account changed")
+
+            // Rows written before labels were indexed (no label hash) are found by label too.
+            KeychainEngine.close(directory: keychain.directory)
+            RawKeychainFile(keychain).execute("UPDATE items SET h3 = NULL WHERE id % 2 = 1")
+            #expect(FileManager.default.createFile(
+                atPath: keychain.directory.appendingPathComponent("keychain.anchor.reset").path, contents: Data()))
+            expectAllSame("with rows written before labels were indexed")
+        }
+    }
+
+    /// When one of a key's two layouts is locked, the pair read as one search fails as
+    /// the separate calls do: the same status, diagnosis and failing search.
+    @Test func aKeysTwoLayoutsFailAsSeparateCallsWhenOneIsLocked() throws {
+        try TemporaryKeychain.with { _ in
+            func item(_ account: String, label: String?, _ accessible: CFString) {
+                var attributes = genp("keys", account).with([
+                    kSecValueData as String: Data(account.utf8), kSecAttrAccessible as String: accessible,
+                ])
+                if let label { attributes[kSecAttrLabel as String] = label }
+                add(attributes)
+            }
+            item("k@1", label: "k", kSecAttrAccessibleAlways)
+            item("k", label: nil, kSecAttrAccessibleWhenUnlocked)
+            item("j@1", label: "j", kSecAttrAccessibleWhenUnlocked)
+            item("j", label: nil, kSecAttrAccessibleAlways)
+            item("i@1", label: "i", kSecAttrAccessibleAlways)
+            func pair(_ name: String) -> [GenericPasswordSearch] {
+                [
+                    GenericPasswordSearch(service: "keys", label: name, matchesAll: true, returnsData: true),
+                    GenericPasswordSearch(service: "keys", account: name, matchesAll: true, returnsData: true),
+                ]
+            }
+            try KeychainEnvironment.setPassphrase("correct horse", old: nil)
+            for name in ["k", "j", "i"] { expectSameAnswers(pair(name), "unlocked, \(name)") }
+            try KeychainEnvironment.lock(evictingFirstUnlock: true)
+            defer { try? KeychainEnvironment.lock(evictingFirstUnlock: true) }
+            for round in 0..<2 {
+                for name in ["k", "j", "i"] { expectSameAnswers(pair(name), "locked, \(name), round \(round)") }
+            }
+            try KeychainEnvironment.unlock(passphrase: "correct horse")
+            for name in ["k", "j", "i"] { expectSameAnswers(pair(name), "unlocked again, \(name)") }
+        }
+    }
+
     @Test func searchesInOneCallFailAsSeparateCallsWhenLockedOrRolledBack() throws {
         let keychain = TemporaryKeychain()
         defer { keychain.remove() }

@@ -54,6 +54,17 @@ public struct GenericPasswordSearch: Sendable {
         self.operationPrompt = operationPrompt
     }
 
+    /// Whether `searches` are one key's two layouts that the engine may read as one
+    /// search: every item of one service, access group and synchronizable filter, the
+    /// first by label (no account), the second by account (no label).
+    static func canBeReadTogether(_ searches: [GenericPasswordSearch]) -> Bool {
+        guard searches.count == 2 else { return false }
+        let (byLabel, byAccount) = (searches[0], searches[1])
+        return byLabel.matchesAll && byAccount.matchesAll && byLabel.service == byAccount.service
+            && byLabel.accessGroup == byAccount.accessGroup && byLabel.synchronizable == byAccount.synchronizable
+            && byLabel.label != nil && byLabel.account == nil && byAccount.account != nil && byAccount.label == nil
+    }
+
     /// The `SecItemCopyMatching` dictionary this search stands for (with
     /// `kSecReturnAttributes`): ``KeychainCopyGenericPasswords(_:_:)`` answers as
     /// `SecItemCopyMatching` answers it.
@@ -194,7 +205,8 @@ public func KeychainCopyGenericPasswords(
         }
         let records: [[ItemRecord]]
         do {
-            records = try engine.matchingRecords(of: queries, groups: groups)
+            records = try engine.matchingRecords(
+                of: queries, groups: groups, readTogether: GenericPasswordSearch.canBeReadTogether(searches))
         } catch let failure as KeychainEngine.SearchFailure {
             failed = failure.index
             throw failure.failure

@@ -25,6 +25,9 @@ final class KeychainEngine: @unchecked Sendable {
     private let storage: KeychainDatabase
     /// The key hierarchy: class keys, lock state, machine binding.
     let keys: KeyHierarchy
+    /// How many pairs of searches were read as one (``matchingRecords(of:groups:readTogether:)``);
+    /// for tests.
+    let searchesReadTogether = Atomic<Int>(0)
     /// `"keysmith.item.v1" ‖ keychain-id`, the start of every item's associated data.
     private let associatedDataPrefix: Data
     /// The write connection and what is prepared on it (used with the lock held).
@@ -452,15 +455,15 @@ final class KeychainEngine: @unchecked Sendable {
         return opened
     }
 
-    /// A failure of ``matchingRecords(of:groups:)``: which search failed, and how.
+    /// A failure of ``matchingRecords(of:groups:readTogether:)``: which search failed, and how.
     struct SearchFailure: Error {
         let index: Int
         let failure: any Error
     }
 
-    /// One search of ``matchingRecords(of:groups:)``, checked: nothing to read (its class
+    /// One search of ``matchingRecords(of:groups:readTogether:)``, checked: nothing to read (its class
     /// holds no items, or it asks for none), or what to read.
-    private enum PreparedSearch {
+    fileprivate enum PreparedSearch {
         case nothing
         case read(groups: [String]?, wanted: Int?)
     }
@@ -483,9 +486,16 @@ final class KeychainEngine: @unchecked Sendable {
     /// which is then checked against the rollback anchor; anything else is read again on
     /// the write connection under the lock, after its rollback check. Access control is evaluated after the
     /// reads, in search order.
+    ///
+    /// With `readTogether` (the caller vouches for the shape), two searches that differ
+    /// only in their second name and label (the first with a label and no second name,
+    /// the second with a second name and no label; the same class, first name, access
+    /// group and synchronizable filter, no reference or host) are read as one search of
+    /// the rows of either, and answer as they would separately: every candidate is still
+    /// decrypted and checked against each search.
     /// - Throws: ``SearchFailure`` with the failure that separate calls, made in this
     ///   order, would report first, and the index of the search whose call reports it.
-    func matchingRecords(of queries: [ItemQuery], groups: AccessGroups) throws -> [[ItemRecord]] {
+    func matchingRecords(of queries: [ItemQuery], groups: AccessGroups, readTogether: Bool = false) throws -> [[ItemRecord]] {
         // Checks, in order; the first failure ends the call at that search.
         var plans: [PreparedSearch] = []
         plans.reserveCapacity(queries.count)
@@ -504,8 +514,28 @@ final class KeychainEngine: @unchecked Sendable {
         var collected: [[ItemRecord]] = []
         collected.reserveCapacity(plans.count)
         if let firstRead = plans.firstIndex(where: { if case .read = $0 { return true } else { return false } }) {
+            // Two searches that differ only in the second name and the label (one item of
+            // either layout) are read as one search; each item found is checked against
+            // both, and goes to every search it matches, in insertion order.
+            let either = readTogether && failure == nil ? EitherSearch(plans: plans) : nil
             func collect(on connection: Connection, caching: Bool = false, afterEachSearch: () -> Void = {}) throws {
                 collected.removeAll(keepingCapacity: true)
+                if let either {
+                    do {
+                        let both = try Self.describingDatabaseErrors {
+                            try collectMatches(of: queries[0], or: queries[1], in: either, on: connection, caching: caching)
+                        }
+                        searchesReadTogether.add(1, ordering: .relaxed)
+                        collected.append(contentsOf: both)
+                        afterEachSearch()
+                        return
+                    } catch {
+                        // Which search fails, and how, is what separate searches say: they
+                        // run again one by one, with nothing of this read kept for the cache.
+                        connection.pendingFill = nil
+                        connection.answeredFromCache = false
+                    }
+                }
                 for (index, plan) in plans.enumerated() {
                     guard case .read(let readable, let wanted) = plan else {
                         collected.append([])
@@ -594,6 +624,42 @@ final class KeychainEngine: @unchecked Sendable {
         if let failure { throw failure }
         return collected
     }
+
+    /// Two searches read as one (``matchingRecords(of:groups:readTogether:)``): the
+    /// groups both read, each search's items all wanted.
+    fileprivate struct EitherSearch {
+        let groups: [String]?
+
+        /// `nil` unless both searches are to be read, in the same groups, every item wanted.
+        init?(plans: [PreparedSearch]) {
+            guard plans.count == 2, case .read(let groups, nil) = plans[0], case .read(let otherGroups, nil) = plans[1],
+                groups == otherGroups
+            else { return nil }
+            self.groups = groups
+        }
+    }
+
+    /// The items of `byLabel` and of `bySecondName`, read as one search in `either`'s
+    /// groups, as ``collectMatches(of:groups:wanted:on:caching:)`` collects each: one list
+    /// per search, in insertion order.
+    private func collectMatches(
+        of byLabel: ItemQuery, or bySecondName: ItemQuery, in either: EitherSearch, on connection: Connection,
+        caching: Bool
+    ) throws -> [[ItemRecord]] {
+        var labelled: [ItemRecord] = []
+        var named: [ItemRecord] = []
+        try forEachCandidate(
+            of: byLabel, orOf: bySecondName, groups: either.groups, deleteDamaged: false, on: connection,
+            caching: caching
+        ) { record, matchesLabel, matchesSecondName in
+            let needsUser = record.accessControl?.requiresAuthentication == true
+            if matchesLabel && !(needsUser && byLabel.authenticationUI == .skip) { labelled.append(record) }
+            if matchesSecondName && !(needsUser && bySecondName.authenticationUI == .skip) { named.append(record) }
+            return true
+        }
+        return [labelled, named]
+    }
+
 
     /// The items `SecItemCopyMatching` answers with for `query`, read on `connection` (at
     /// most `wanted`; items that need the user are left out under `kSecUseAuthenticationUISkip`).
@@ -810,6 +876,20 @@ final class KeychainEngine: @unchecked Sendable {
         of query: ItemQuery, groups: [String]?, deleteDamaged: Bool, on connection: Connection, caching: Bool = false,
         _ visit: (ItemRecord) throws -> Bool
     ) throws {
+        try forEachCandidate(
+            of: query, orOf: nil, groups: groups, deleteDamaged: deleteDamaged, on: connection, caching: caching
+        ) { record, _, _ in try visit(record) }
+    }
+
+    /// ``forEachMatch(of:groups:deleteDamaged:on:caching:_:)``, for one query or, when
+    /// `alternative` is given (an ``EitherSearch``), for the items of either query in one
+    /// search: `visit` gets each item that matches at least one of them, with which ones
+    /// it matches.
+    private func forEachCandidate(
+        of query: ItemQuery, orOf alternative: ItemQuery?, groups: [String]?, deleteDamaged: Bool,
+        on connection: Connection, caching: Bool = false,
+        _ visit: (_ record: ItemRecord, _ matchesQuery: Bool, _ matchesAlternative: Bool) throws -> Bool
+    ) throws {
         guard let itemClass = query.itemClass, let schema = itemClass.schema else { return }
         let (first, second) = schema.indexedNames
         let groupFilter: [String]? = query.accessGroup.map { [$0] } ?? groups
@@ -823,8 +903,12 @@ final class KeychainEngine: @unchecked Sendable {
             if case .uuid = reference.locator { shape.reference = 1 } else { shape.reference = 2 }
         } else {
             indexed = IndexedValues(
-                first: query.attributes[first], second: query.attributes[second],
+                first: query.attributes[first], second: (alternative ?? query).attributes[second],
                 label: query.attributes[Self.labelTag])
+            shape.either = alternative != nil
+            if shape.either && (indexed.second == nil || indexed.label == nil) {
+                throw KeychainFailure(errSecInternalComponent, "A search for either of two items lacks its second name or label.")
+            }
             shape.firstName = indexed.first != nil
             shape.secondName = indexed.second != nil
             shape.label = indexed.label != nil
@@ -847,8 +931,8 @@ final class KeychainEngine: @unchecked Sendable {
                     SearchCache.searchesAnsweredFromCache.add(1, ordering: .relaxed)
                     connection.answeredFromCache = true
                     try visitCachedRows(
-                        rows, itemClass: itemClass, groupFilter: groupFilter, query: query, version: cache.dataVersion,
-                        on: connection, visit)
+                        rows, itemClass: itemClass, groupFilter: groupFilter, query: query, alternative: alternative,
+                        version: cache.dataVersion, on: connection, visit)
                     return
                 }
                 cache.removeAll()
@@ -954,14 +1038,16 @@ final class KeychainEngine: @unchecked Sendable {
                     let placeholder = ItemRecord(
                         rowID: statement.int64(at: 0), itemClass: itemClass, attributes: [:], secret: nil,
                         reference: statement.data(at: 6))
-                    if try !visit(placeholder) { return }
+                    if try !visit(placeholder, true, false) { return }
                     continue
                 }
                 throw failure
             }
             if let groupFilter, !AccessGroups.list(groupFilter, contains: record.accessGroup) { continue }
-            guard record.matches(query) else { continue }
-            if try !visit(record) {
+            let matchesQuery = record.matches(query)
+            let matchesAlternative = alternative.map { record.matches($0) } ?? false
+            guard matchesQuery || matchesAlternative else { continue }
+            if try !visit(record, matchesQuery, matchesAlternative) {
                 if fill == nil || fill!.rows == nil { return }
                 visiting = false
             }
@@ -983,8 +1069,9 @@ final class KeychainEngine: @unchecked Sendable {
     /// Opens and checks the cached candidate rows of a search, as ``forEachMatch`` does
     /// with the rows SQLite returns.
     private func visitCachedRows(
-        _ rows: [SearchCache.Row], itemClass: ItemClass, groupFilter: [String]?, query: ItemQuery, version: UInt32,
-        on connection: Connection, _ visit: (ItemRecord) throws -> Bool
+        _ rows: [SearchCache.Row], itemClass: ItemClass, groupFilter: [String]?, query: ItemQuery,
+        alternative: ItemQuery?, version: UInt32, on connection: Connection,
+        _ visit: (ItemRecord, Bool, Bool) throws -> Bool
     ) throws {
         // No commit came since the rows were read (the stamp says so): the protection
         // records are current when they were refreshed at that read's data version.
@@ -997,8 +1084,10 @@ final class KeychainEngine: @unchecked Sendable {
                 continue
             }
             if let groupFilter, !AccessGroups.list(groupFilter, contains: record.accessGroup) { continue }
-            guard record.matches(query) else { continue }
-            if try !visit(record) { return }
+            let matchesQuery = record.matches(query)
+            let matchesAlternative = alternative.map { record.matches($0) } ?? false
+            guard matchesQuery || matchesAlternative else { continue }
+            if try !visit(record, matchesQuery, matchesAlternative) { return }
         }
     }
 
@@ -1044,7 +1133,7 @@ final class KeychainEngine: @unchecked Sendable {
     ) -> SearchCache.Key? {
         var key: [UInt8] = []
         key.reserveCapacity(96)
-        key.append(UInt8(shape.reference))
+        key.append(UInt8(shape.reference) | (shape.either ? 0x80 : 0))
         key.append(UInt8(shape.sync))
         Self.appendInteger(Int32(shape.groupCount), to: &key)
         Self.appendCounted(itemClass.rawValue, to: &key)
@@ -1092,7 +1181,7 @@ final class KeychainEngine: @unchecked Sendable {
         key.append(contentsOf: text.utf8)
     }
 
-    private static let labelTag = "labl"
+    fileprivate static let labelTag = "labl"
 
     /// What the candidate SQL depends on.
     private struct QueryShape: Hashable {
@@ -1101,6 +1190,9 @@ final class KeychainEngine: @unchecked Sendable {
         var firstName = false
         var secondName = false
         var label = false
+        /// The rows with the second name or the label (an ``EitherSearch``), instead of
+        /// the rows with both.
+        var either = false
         /// 0: implicit sync = 0, 1: explicit value, 2: any.
         var sync = 0
         /// -1: every group.
@@ -1121,6 +1213,7 @@ final class KeychainEngine: @unchecked Sendable {
                 return "?\(number)"
             }
             var conditions: String
+            var secondParameter = ""
             var labelParameter = ""
             switch reference {
             case 1: conditions = "ref = \(parameter()) AND class = \(parameter())"
@@ -1128,7 +1221,10 @@ final class KeychainEngine: @unchecked Sendable {
             default:
                 conditions = "class = \(parameter())"
                 if firstName { conditions += " AND h1 = \(parameter())" }
-                if secondName { conditions += " AND h2 = \(parameter())" }
+                if secondName {
+                    secondParameter = parameter()
+                    if !either { conditions += " AND h2 = \(secondParameter)" }
+                }
                 if label { labelParameter = parameter() }
                 if sync == 0 { conditions += " AND sync = 0" } else if sync == 1 { conditions += " AND sync = \(parameter())" }
             }
@@ -1136,6 +1232,12 @@ final class KeychainEngine: @unchecked Sendable {
                 conditions += " AND agrp IN (" + (0..<groupCount).map { _ in parameter() }.joined(separator: ",") + ")"
             }
             let select = "SELECT \(KeychainDatabase.rowColumns) FROM items WHERE "
+            if either {
+                // Three indexed searches; UNION keeps a row found by two of them once.
+                return select + conditions + " AND h2 = \(secondParameter) UNION "
+                    + select + conditions + " AND h3 = \(labelParameter) UNION "
+                    + select + conditions + " AND h3 IS NULL ORDER BY id"
+            }
             guard !labelParameter.isEmpty else { return select + conditions + " ORDER BY id" }
             return select + conditions + " AND h3 = \(labelParameter) UNION ALL "
                 + select + conditions + " AND h3 IS NULL ORDER BY id"
