@@ -257,7 +257,31 @@ struct TypedReadTests {
             firstOnly.matchesAll = false
             var elsewhere = byAccount
             elsewhere.service = "other"
-            for pair in [[byAccount, byLabel], [firstOnly, byAccount], [byLabel, elsewhere]] { expectSameAnswers(pair) }
+            var sharedOnly = byAccount
+            sharedOnly.accessGroup = "com.example.shared"
+            var synchronizableOnly = byAccount
+            synchronizableOnly.synchronizable = true
+            var anySynchronizable = byLabel
+            anySynchronizable.synchronizable = true
+            for pair in [
+                [byAccount, byLabel], [firstOnly, byAccount], [byLabel, elsewhere], [byLabel, sharedOnly],
+                [byLabel, synchronizableOnly], [anySynchronizable, byAccount],
+            ] {
+                expectSameAnswers(pair)
+            }
+            // The engine checks what its one SQL search takes from the first search (class,
+            // service, access group, synchronizable filter) itself: a pair it is asked to
+            // read together that differs in one of them is read search by search.
+            var internetPassword = byAccount.itemQuery
+            internetPassword.itemClass = .internetPassword
+            let groups = AccessGroups(KeychainEnvironment.current.accessGroups)
+            for queries in [
+                [byLabel, sharedOnly], [byLabel, synchronizableOnly], [anySynchronizable, byAccount], [byLabel, elsewhere],
+            ].map({ $0.map(\.itemQuery) }) + [[byLabel.itemQuery, internetPassword]] {
+                let together = try engine.matchingRecords(of: queries, groups: groups, readTogether: true)
+                let apart = try engine.matchingRecords(of: queries, groups: groups, readTogether: false)
+                #expect(together.map { $0.map(\.rowID) } == apart.map { $0.map(\.rowID) })
+            }
             #expect(engine.searchesReadTogether.load(ordering: .relaxed) == unchanged)
 
             let versionTwo = genp("keys", "k@2") as CFDictionary

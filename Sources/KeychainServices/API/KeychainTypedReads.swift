@@ -168,7 +168,7 @@ public func KeychainCopyGenericPasswords(_ search: GenericPasswordSearch, _ resu
 
 /// Runs several searches in one call, as the same `SecItemCopyMatching` calls made one
 /// after the other would answer them, with one rollback check and one read connection
-/// for all (``KeychainEngine/matchingRecords(of:groups:)``).
+/// for all (``KeychainEngine/matchingRecords(of:groups:readTogether:)``).
 /// - Parameters:
 ///   - searches: The searches, in the order separate calls would make them.
 ///   - results: Receives one array per search (empty where its call would report

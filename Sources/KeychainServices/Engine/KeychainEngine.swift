@@ -487,12 +487,13 @@ final class KeychainEngine: @unchecked Sendable {
     /// the write connection under the lock, after its rollback check. Access control is evaluated after the
     /// reads, in search order.
     ///
-    /// With `readTogether` (the caller vouches for the shape), two searches that differ
-    /// only in their second name and label (the first with a label and no second name,
-    /// the second with a second name and no label; the same class, first name, access
-    /// group and synchronizable filter, no reference or host) are read as one search of
-    /// the rows of either, and answer as they would separately: every candidate is still
-    /// decrypted and checked against each search.
+    /// With `readTogether`, two searches of one key's two layouts (the first by label, the
+    /// second by second name; the same class, first name, access group and synchronizable
+    /// filter, no reference or host: ``EitherSearch`` checks, and anything else is read
+    /// search by search) are read as one search of the rows of either, and answer as they
+    /// would separately: every candidate is still decrypted and checked against each
+    /// search. When that read fails (a locked class, a damaged row), the searches are read
+    /// again one by one, so the failure and the search it is reported for are the same.
     /// - Throws: ``SearchFailure`` with the failure that separate calls, made in this
     ///   order, would report first, and the index of the search whose call reports it.
     func matchingRecords(of queries: [ItemQuery], groups: AccessGroups, readTogether: Bool = false) throws -> [[ItemRecord]] {
@@ -517,7 +518,7 @@ final class KeychainEngine: @unchecked Sendable {
             // Two searches that differ only in the second name and the label (one item of
             // either layout) are read as one search; each item found is checked against
             // both, and goes to every search it matches, in insertion order.
-            let either = readTogether && failure == nil ? EitherSearch(plans: plans) : nil
+            let either = readTogether && failure == nil ? EitherSearch(queries, plans: plans) : nil
             func collect(on connection: Connection, caching: Bool = false, afterEachSearch: () -> Void = {}) throws {
                 collected.removeAll(keepingCapacity: true)
                 if let either {
@@ -625,16 +626,28 @@ final class KeychainEngine: @unchecked Sendable {
         return collected
     }
 
-    /// Two searches read as one (``matchingRecords(of:groups:readTogether:)``): the
-    /// groups both read, each search's items all wanted.
+    /// Two searches of one key's two layouts, read as one (``matchingRecords(of:groups:readTogether:)``):
+    /// the items labelled with its name, and the items whose second name (account) is its
+    /// name, of one class, first name (service), access group and synchronizable filter.
     fileprivate struct EitherSearch {
+        /// The groups both searches read (from the keychain's entitlements).
         let groups: [String]?
 
-        /// `nil` unless both searches are to be read, in the same groups, every item wanted.
-        init?(plans: [PreparedSearch]) {
-            guard plans.count == 2, case .read(let groups, nil) = plans[0], case .read(let otherGroups, nil) = plans[1],
-                groups == otherGroups
+        /// `nil` unless both searches are to be read, every item of each wanted, and what
+        /// the one SQL search takes from the first (class, first name, synchronizable
+        /// filter, access group) holds for the second too. Whether the first has a label
+        /// and the second a second name is checked when the search is made (which fails,
+        /// and is then read as separate searches, when they do not).
+        init?(_ queries: [ItemQuery], plans: [PreparedSearch]) {
+            guard queries.count == 2, plans.count == 2, case .read(let groups, nil) = plans[0],
+                case .read(_, nil) = plans[1], let itemClass = queries[0].itemClass,
+                queries[1].itemClass == itemClass, let schema = itemClass.schema, queries[0].sync == queries[1].sync,
+                queries[0].persistentReference == nil, queries[1].persistentReference == nil,
+                queries[0].hostOrSubdomain == nil, queries[1].hostOrSubdomain == nil,
+                queries[0].accessGroup == queries[1].accessGroup
             else { return nil }
+            let first = schema.indexedNames.0
+            guard let service = queries[0].attributes[first], queries[1].attributes[first] == service else { return nil }
             self.groups = groups
         }
     }
@@ -659,7 +672,6 @@ final class KeychainEngine: @unchecked Sendable {
         }
         return [labelled, named]
     }
-
 
     /// The items `SecItemCopyMatching` answers with for `query`, read on `connection` (at
     /// most `wanted`; items that need the user are left out under `kSecUseAuthenticationUISkip`).
@@ -1181,7 +1193,9 @@ final class KeychainEngine: @unchecked Sendable {
         key.append(contentsOf: text.utf8)
     }
 
-    fileprivate static let labelTag = "labl"
+    /// The label (`kSecAttrLabel`): every class has one, and its keyed hash is the `h3`
+    /// index column.
+    private static let labelTag = "labl"
 
     /// What the candidate SQL depends on.
     private struct QueryShape: Hashable {
@@ -1201,11 +1215,13 @@ final class KeychainEngine: @unchecked Sendable {
         init(groupCount: Int) { self.groupCount = groupCount }
 
         /// The candidates, by id. Parameters are numbered (`?N`) in the order
-        /// ``KeychainEngine/forEachMatch(of:groups:deleteDamaged:on:_:)`` binds them:
-        /// reference, class, first name, second name, label, sync, groups.
+        /// ``KeychainEngine/forEachCandidate(of:orOf:groups:deleteDamaged:on:caching:_:)``
+        /// binds them: reference, class, first name, second name, label, sync, groups.
         ///
         /// A label lookup takes the rows with that label hash and the rows written before
         /// the label was indexed (no hash), as two indexed searches merged in id order.
+        /// With ``either``, the rows with the second name are a third indexed search, and
+        /// the union keeps a row found twice once.
         var sql: String {
             var number = 0
             func parameter() -> String {

@@ -76,9 +76,9 @@ enum AttributeValue: Hashable, Sendable {
         }
     }
 
-    /// An empty attribute dictionary with room for `capacity` entries, made by the
-    /// specialized initializer (`reserveCapacity` on an empty dictionary runs the generic,
-    /// unspecialized code of the standard library, about 1,100 instructions a call).
+    /// An empty attribute dictionary with room for `capacity` entries. Cheaper than
+    /// `reserveCapacity` on an empty dictionary, which runs the standard library's generic
+    /// code (callgrind, docs/BENCHMARKS.md).
     static func dictionary(capacity: Int) -> [String: AttributeValue] {
         [String: AttributeValue](minimumCapacity: capacity)
     }

@@ -26,7 +26,7 @@ public struct KeyInfo: Sendable, Equatable, CustomStringConvertible, CustomDebug
         let data: Data
         let source: KeySourceKind
         let sourceDescription: String
-        let place: Location
+        let locationParts: Location
 
         init(
             identifier: String, matchedName: String, version: String, data: Data,
@@ -38,16 +38,16 @@ public struct KeyInfo: Sendable, Equatable, CustomStringConvertible, CustomDebug
             self.data = data
             self.source = source
             self.sourceDescription = sourceDescription
-            self.place = place
+            self.locationParts = place
         }
 
         /// ``KeyInfo/location`` as text.
-        var location: String { place.text }
+        var location: String { locationParts.text }
     }
 
     /// Where a copy lives: text given by its source, or the parts of a keychain item, put
-    /// into words only when someone reads ``KeyInfo/location`` (a lookup that hits the
-    /// keychain does not pay for a sentence nobody reads).
+    /// into words each time ``KeyInfo/location`` is read (a lookup that hits the keychain
+    /// does not pay for a sentence nobody reads; audits and `==`, which read it, do).
     enum Location: Sendable {
         case text(String)
         case keychainItem(service: String, account: String, accessGroup: String?)
@@ -127,7 +127,7 @@ public struct KeyInfo: Sendable, Equatable, CustomStringConvertible, CustomDebug
         return KeyInfo(
             identifier: identifier, matchedName: storage.matchedName, version: storage.version,
             data: storage.data, source: storage.source,
-            sourceDescription: storage.sourceDescription, place: storage.place)
+            sourceDescription: storage.sourceDescription, place: storage.locationParts)
     }
 
     /// `KeyInfo(api_key, version=2024.06.01, source=Keychain)`; never the key bytes.
