@@ -54,15 +54,13 @@ public struct GenericPasswordSearch: Sendable {
         self.operationPrompt = operationPrompt
     }
 
-    /// Whether `searches` are one key's two layouts that the engine may read as one
-    /// search: every item of one service, access group and synchronizable filter, the
-    /// first by label (no account), the second by account (no label).
+    /// Whether `searches` have the layout of one key's two searches, the first by label (no
+    /// account), the second by account (no label), so that the engine may read them as one
+    /// search. The engine checks the rest itself (one service, access group and
+    /// synchronizable filter, every item wanted) and reads any other pair search by search.
     static func canBeReadTogether(_ searches: [GenericPasswordSearch]) -> Bool {
-        guard searches.count == 2 else { return false }
-        let (byLabel, byAccount) = (searches[0], searches[1])
-        return byLabel.matchesAll && byAccount.matchesAll && byLabel.service == byAccount.service
-            && byLabel.accessGroup == byAccount.accessGroup && byLabel.synchronizable == byAccount.synchronizable
-            && byLabel.label != nil && byLabel.account == nil && byAccount.account != nil && byAccount.label == nil
+        searches.count == 2 && searches[0].label != nil && searches[0].account == nil
+            && searches[1].account != nil && searches[1].label == nil
     }
 
     /// The `SecItemCopyMatching` dictionary this search stands for (with

@@ -30,7 +30,7 @@ public struct KeyInfo: Sendable, Equatable, CustomStringConvertible, CustomDebug
 
         init(
             identifier: String, matchedName: String, version: String, data: Data,
-            source: KeySourceKind, sourceDescription: String, place: Location
+            source: KeySourceKind, sourceDescription: String, locationParts: Location
         ) {
             self.identifier = identifier
             self.matchedName = matchedName
@@ -38,7 +38,7 @@ public struct KeyInfo: Sendable, Equatable, CustomStringConvertible, CustomDebug
             self.data = data
             self.source = source
             self.sourceDescription = sourceDescription
-            self.locationParts = place
+            self.locationParts = locationParts
         }
 
         /// ``KeyInfo/location`` as text.
@@ -83,17 +83,17 @@ public struct KeyInfo: Sendable, Equatable, CustomStringConvertible, CustomDebug
         storage = Storage(
             identifier: identifier, matchedName: matchedName, version: version, data: data,
             source: source, sourceDescription: sourceDescription,
-            place: .text(location ?? sourceDescription))
+            locationParts: .text(location ?? sourceDescription))
     }
 
     /// A key record whose location is given in parts and spelled out when read.
     init(
         identifier: String, matchedName: String, version: String, data: Data,
-        source: KeySourceKind, sourceDescription: String, place: Location
+        source: KeySourceKind, sourceDescription: String, locationParts: Location
     ) {
         storage = Storage(
             identifier: identifier, matchedName: matchedName, version: version, data: data,
-            source: source, sourceDescription: sourceDescription, place: place)
+            source: source, sourceDescription: sourceDescription, locationParts: locationParts)
     }
 
     /// The identifier the caller asked for (for example `apiKey`).
@@ -127,7 +127,7 @@ public struct KeyInfo: Sendable, Equatable, CustomStringConvertible, CustomDebug
         return KeyInfo(
             identifier: identifier, matchedName: storage.matchedName, version: storage.version,
             data: storage.data, source: storage.source,
-            sourceDescription: storage.sourceDescription, place: storage.locationParts)
+            sourceDescription: storage.sourceDescription, locationParts: storage.locationParts)
     }
 
     /// `KeyInfo(api_key, version=2024.06.01, source=Keychain)`; never the key bytes.

@@ -76,7 +76,7 @@ public struct KeychainKeySource: KeySource {
             return KeyInfo(
                 identifier: name, matchedName: name, version: item.version, data: data, source: .keychain,
                 sourceDescription: sourceDescription,
-                place: .keychainItem(service: service, account: item.account, accessGroup: item.accessGroup))
+                locationParts: .keychainItem(service: service, account: item.account, accessGroup: item.accessGroup))
         }
     }
 
