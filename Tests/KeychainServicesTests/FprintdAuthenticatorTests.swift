@@ -10,12 +10,14 @@ import Testing
 struct FprintdAuthenticatorTests {
     static let request = AuthenticationRequest(factor: .biometry, reason: "Read the refresh token")
 
-    /// An authenticator on the private bus that, once fprintd waits for a finger, gives the
-    /// virtual reader `commands`.
+    /// An authenticator on the private bus that gives the virtual reader `commands` once it has
+    /// claimed the reader, before the verification starts: the reader keeps them until the
+    /// verification asks for a touch (a touch sent after the start races the virtual reader's
+    /// half-second wait for one).
     static func authenticator(_ fprintd: PrivateFprintd, touching commands: [String] = []) -> FprintdAuthenticator {
         FprintdAuthenticator(
             busAddress: fprintd.address, verifyTimeout: 30, terminalPath: "/nonexistent/tty",
-            verifyStarted: { for command in commands { fprintd.reader(command) } })
+            readerClaimed: { for command in commands { fprintd.reader(command) } })
     }
 
     @Test(.enabled(if: PrivateFprintd.isInstalled))
@@ -61,11 +63,17 @@ struct FprintdAuthenticatorTests {
         let grown = try #require(try plain.enrolledSetIdentity())
         #expect(grown != identity)
         // The virtual reader cannot tell prints apart, so fprintd verifies one finger, the first
-        // enrolled one in its order (the thumb), and the prompt on the terminal names it.
+        // enrolled one in its order (the thumb), and the prompt on the terminal names it. fprintd
+        // names the finger once VerifyStart has returned; a touch already waiting would decide
+        // the verification inside VerifyStart, before that, so the reader first pauses (SLEEP),
+        // as a person does between prompt and touch.
         let terminal = try PseudoTerminal()
         let prompting = FprintdAuthenticator(
             busAddress: fprintd.address, verifyTimeout: 30, terminalPath: terminal.devicePath,
-            verifyStarted: { fprintd.reader("SCAN thumb-of-alice") })
+            readerClaimed: {
+                fprintd.reader("SLEEP 100")
+                fprintd.reader("SCAN thumb-of-alice")
+            })
         let evidenceAfter = try prompting.authenticate(Self.request)
         #expect(evidenceAfter.enrolledSetIdentity == grown)
         let shown = terminal.readShown(until: "Use your left thumb.")
@@ -83,10 +91,12 @@ struct FprintdAuthenticatorTests {
         otherProgram = nil
         #expect(try Self.authenticator(fprintd, touching: ["SCAN thumb-of-alice"]).authenticate(Self.request).factor == .biometry)
 
-        // The reader unplugged during a verification: fprintd reports an unknown error.
-        #expect(throws: AuthenticationFailure.systemCancel) {
-            try Self.authenticator(fprintd, touching: ["UNPLUG"]).authenticate(Self.request)
-        }
+        // The reader unplugged during a verification: fprintd reports an unknown error. (The
+        // virtual reader acts on UNPLUG at once, so it is sent once the verification runs.)
+        let unplugging = FprintdAuthenticator(
+            busAddress: fprintd.address, verifyTimeout: 30, terminalPath: "/nonexistent/tty",
+            verifyStarted: { fprintd.reader("UNPLUG") })
+        #expect(throws: AuthenticationFailure.systemCancel) { try unplugging.authenticate(Self.request) }
     }
 
     @Test func withoutFprintdBiometryIsNotAvailable() {

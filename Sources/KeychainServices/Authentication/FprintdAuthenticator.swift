@@ -46,7 +46,11 @@ public struct FprintdAuthenticator: KeychainAuthenticator {
     public let verifyTimeout: TimeInterval
 
     let terminalPath: String
-    /// Called once the reader is waiting for a finger (tests put the finger on the virtual reader).
+    /// Called once the reader is claimed, before the verification starts (tests put the finger
+    /// on the virtual reader here: it keeps the touch until the verification asks for one, and
+    /// gives up on a verification that gets no touch within half a second of its start).
+    let readerClaimed: (@Sendable () -> Void)?
+    /// Called once the reader is waiting for a finger (tests unplug the virtual reader here).
     let verifyStarted: (@Sendable () -> Void)?
 
     static let service = "net.reactivated.Fprint"
@@ -59,13 +63,17 @@ public struct FprintdAuthenticator: KeychainAuthenticator {
     ///   - busAddress: The bus fprintd is on; `nil` (the default) is the system bus.
     ///   - verifyTimeout: How long to wait for a finger, in seconds (default 60).
     public init(busAddress: String? = nil, verifyTimeout: TimeInterval = 60) {
-        self.init(busAddress: busAddress, verifyTimeout: verifyTimeout, terminalPath: "/dev/tty", verifyStarted: nil)
+        self.init(busAddress: busAddress, verifyTimeout: verifyTimeout, terminalPath: "/dev/tty")
     }
 
-    init(busAddress: String?, verifyTimeout: TimeInterval, terminalPath: String, verifyStarted: (@Sendable () -> Void)?) {
+    init(
+        busAddress: String?, verifyTimeout: TimeInterval, terminalPath: String,
+        readerClaimed: (@Sendable () -> Void)? = nil, verifyStarted: (@Sendable () -> Void)? = nil
+    ) {
         self.busAddress = busAddress
         self.verifyTimeout = verifyTimeout
         self.terminalPath = terminalPath
+        self.readerClaimed = readerClaimed
         self.verifyStarted = verifyStarted
     }
 
@@ -109,6 +117,7 @@ public struct FprintdAuthenticator: KeychainAuthenticator {
             throw error.name.hasSuffix(".AlreadyInUse") ? .systemCancel : .biometryNotAvailable
         }
         defer { _ = try? connection.call(Self.service, device, Self.deviceInterface, "Release") }
+        readerClaimed?()
         let status: DBusSignalWatch
         let selected: DBusSignalWatch
         do {

@@ -1,5 +1,6 @@
 #if !canImport(Security)
 import Foundation
+import Testing
 
 @testable import KeychainServices
 
@@ -14,7 +15,8 @@ import Glibc
 /// fingerprint actions (there is no logind session here for real polkit to approve).
 ///
 /// The test plays the finger: after `Claim`, fprintd's virtual reader listens on a socket and
-/// takes one command per connection (`SCAN <finger id>`, `RETRY <n>`, `UNPLUG`).
+/// takes one command per connection (`SCAN <finger id>`, `RETRY <n>`, `UNPLUG`); see
+/// ``reader(_:sourceLocation:)`` for when to send them.
 /// Its state is fixed once started, so the authenticator's callback may use it from its thread.
 final class PrivateFprintd: @unchecked Sendable {
     let directory: URL
@@ -136,10 +138,32 @@ final class PrivateFprintd: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Puts a finger (`SCAN id`) or another command on the virtual reader.
-    func reader(_ command: String) {
+    /// Puts a finger (`SCAN id`) or another command on the virtual reader, and returns once the
+    /// reader has taken it.
+    ///
+    /// The reader listens from the first `Claim` on and keeps what it takes until an enrollment
+    /// or verification asks for a touch, except that a command taken before `Claim` returns is
+    /// dropped (send touches after `Claim`). A touch sent after the start of a verification
+    /// races the reader's half-second wait for one. A command that cannot be delivered within
+    /// five seconds is recorded as a test failure, never dropped silently.
+    func reader(_ command: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let deadline = Date(timeIntervalSinceNow: 5)
+        var lastError: Int32 = 0
+        repeat {
+            if let delivered = deliver(command, error: &lastError), delivered { return }
+            usleep(20_000)
+        } while Date() < deadline
+        Issue.record("The virtual reader did not take \"\(command)\" (errno \(lastError))", sourceLocation: sourceLocation)
+    }
+
+    /// One attempt: `true` once the reader has closed the connection after reading `command`,
+    /// `nil` when it could not be reached (errno in `error`).
+    private func deliver(_ command: String, error: inout Int32) -> Bool? {
         let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { return }
+        guard socket >= 0 else {
+            error = errno
+            return nil
+        }
         defer { close(socket) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -150,12 +174,26 @@ final class PrivateFprintd: @unchecked Sendable {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard connected == 0 else { return }
+        guard connected == 0 else {
+            error = errno
+            return nil
+        }
         let bytes = Array(command.utf8)
-        _ = bytes.withUnsafeBytes { send(socket, $0.baseAddress!, $0.count, 0) }
+        let sent = bytes.withUnsafeBytes { send(socket, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard sent == bytes.count else {
+            error = errno
+            return nil
+        }
         shutdown(socket, Int32(SHUT_WR))
         var reply = [UInt8](repeating: 0, count: 64)
-        _ = recv(socket, &reply, reply.count, 0)  // the reader closes the connection once it has the command
+        // The reader closes the connection once it has the command (recv returns 0); an error
+        // here (ECONNRESET) means the reader dropped the connection unread.
+        let received = recv(socket, &reply, reply.count, 0)
+        guard received >= 0 else {
+            error = errno
+            return nil
+        }
+        return true
     }
 
     /// Enrolls `finger` (for example "right-index-finger") for the user running the tests, with
@@ -168,11 +206,11 @@ final class PrivateFprintd: @unchecked Sendable {
         let interface = FprintdAuthenticator.deviceInterface
         _ = try connection.call(FprintdAuthenticator.service, device, interface, "Claim", [""])
         defer { _ = try? connection.call(FprintdAuthenticator.service, device, interface, "Release") }
+        // Five touches, given before the enrollment starts: the reader keeps them until it asks.
+        for _ in 0..<5 { reader("SCAN \(id)") }
         let status = try connection.watch(sender: FprintdAuthenticator.service, path: device, interface: interface, member: "EnrollStatus")
         _ = try connection.call(FprintdAuthenticator.service, device, interface, "EnrollStart", [finger])
         defer { _ = try? connection.call(FprintdAuthenticator.service, device, interface, "EnrollStop") }
-        // Five touches; the reader queues them.
-        for _ in 0..<5 { reader("SCAN \(id)") }
         let finished = try connection.wait(for: status, until: Date(timeIntervalSinceNow: 30)) { received in
             received.contains { $0.1 }
         }
