@@ -7,20 +7,22 @@ import Foundation
 struct AccessGroups: Sendable {
     /// Every group, in entitlement order.
     let all: [String]
+    /// Whether the caller may read items of every group (`*`).
+    let readsEverything: Bool
 
-    init(_ groups: [String]) { all = groups }
+    init(_ groups: [String]) {
+        all = groups
+        readsEverything = Self.list(groups, contains: "*")
+    }
 
     static let tokenGroup = "com.apple.token"
 
     /// Whether two group names are the same, byte for byte (Apple compares bytes; Swift's
     /// `==` would also equate canonically equivalent spellings such as `é` and `e` + U+0301).
-    static func same(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
+    static func same(_ a: String, _ b: String) -> Bool { a.hasSameUTF8(as: b) }
 
     /// Whether `list` holds `group`, byte for byte.
     static func list(_ list: [String], contains group: String) -> Bool { list.contains { same($0, group) } }
-
-    /// Whether the caller may read items of every group (`*`).
-    var readsEverything: Bool { Self.list(all, contains: "*") }
 
     /// The group new items go to when the caller names none: the first writable one
     /// (`nil` when the process can write no group, e.g. only `com.apple.token`).

@@ -22,7 +22,7 @@ struct ItemRecord {
     }
 
     var protection: ProtectionClass {
-        if case .string(let name)? = attributes["pdmn"], let protection = ProtectionClass(rawValue: name) {
+        if case .string(let name)? = attributes["pdmn"], let protection = ProtectionClass(nameBytes: name.utf8) {
             return protection
         }
         return .whenUnlocked

@@ -46,6 +46,8 @@ final class KeyHierarchy: @unchecked Sendable {
     let checkValue: Data
     /// This machine's tag in `pdmn` labels of ThisDeviceOnly rows (16 hex digits).
     let machineTag: String
+    /// ``machineTag``'s UTF-8 bytes, compared with every ThisDeviceOnly row's label.
+    private let machineTagBytes: [UInt8]
 
     private let deviceKey: SecretKey
     private let wrapBase: SecretKey
@@ -121,6 +123,7 @@ final class KeyHierarchy: @unchecked Sendable {
         machineID = try MachineIdentity.current()
         let tag = Self.hash(key: indexKey, parts: [Data("machine-tag".utf8), machineID], length: 16)
         machineTag = tag.withUnsafeBytes { Self.hexadecimal($0.prefix(8)) }
+        machineTagBytes = Array(machineTag.utf8)
     }
 
     /// Lowercase hexadecimal, two digits a byte (as `String(format: "%02x")` gives, without
@@ -291,11 +294,11 @@ final class KeyHierarchy: @unchecked Sendable {
                 throw Self.locked(keyClass)
             }
             defer { scratch.withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) } }
-            if let cached = classKeys[keyClass.index], cached.record == record, Self.sameSecret(cached.secret, scratch) {
+            if let cached = classKeys[keyClass.index], cached.record.hasSameBytes(as: record), Self.sameSecret(cached.secret, scratch) {
                 return cached.key
             }
             secret = scratch.withUnsafeBytes { SecretKey(copying: $0) }
-        } else if let cached = classKeys[keyClass.index], cached.record == record, cached.secret == nil {
+        } else if let cached = classKeys[keyClass.index], cached.record.hasSameBytes(as: record), cached.secret == nil {
             return cached.key
         }
         guard let key = unwrap(record, keyClass: keyClass, secret: secret) else {
@@ -359,37 +362,23 @@ final class KeyHierarchy: @unchecked Sendable {
     /// - Throws: ``ForeignItem`` for a ThisDeviceOnly row of another machine.
     /// - Returns: `nil` when the label is not valid (a damaged row).
     func protection(forLabel label: String) throws -> ProtectionClass? {
-        // Read from the label's UTF-8 bytes in place (it is read for every row a search
-        // opens): the accessibility's name up to the first "@", then the machine tag.
-        let bytes = label.utf8
-        guard let at = bytes.firstIndex(of: UInt8(ascii: "@")) else {
-            guard let protection = Self.protection(named: bytes) else { return nil }
-            return protection.isThisDeviceOnly ? nil : protection
+        // Read from the label's contiguous UTF-8 bytes in place (it is read for every row a
+        // search opens): the accessibility's name up to the first "@", then the machine tag,
+        // compared byte for byte.
+        var label = label
+        return try label.withUTF8 { bytes throws -> ProtectionClass? in
+            guard let at = bytes.firstIndex(of: UInt8(ascii: "@")) else {
+                guard let protection = ProtectionClass(nameBytes: bytes) else { return nil }
+                return protection.isThisDeviceOnly ? nil : protection
+            }
+            guard let protection = ProtectionClass(nameBytes: bytes[..<at]), protection.isThisDeviceOnly else { return nil }
+            let tag = UnsafeBufferPointer(rebasing: bytes[(at + 1)...])
+            let isOurs = machineTagBytes.withUnsafeBufferPointer { ours in
+                tag.count == ours.count && memcmp(tag.baseAddress!, ours.baseAddress!, ours.count) == 0
+            }
+            if !isOurs { throw ForeignItem() }
+            return protection
         }
-        guard let protection = Self.protection(named: bytes[..<at]), protection.isThisDeviceOnly else { return nil }
-        if label[label.index(after: at)...] != machineTag { throw ForeignItem() }
-        return protection
-    }
-
-    /// Every accessibility's name as its UTF-8 bytes packed into an integer, with its length.
-    private static let accessibilityNames: [(length: Int, packed: UInt64, protection: ProtectionClass)] =
-        ProtectionClass.allCases.map { protection in
-            let name = protection.rawValue.utf8
-            precondition(name.count <= 8, "an accessibility's name is packed into 8 bytes")
-            return (name.count, name.reduce(0) { $0 << 8 | UInt64($1) }, protection)
-        }
-
-    /// The accessibility named exactly by `bytes`, or `nil`.
-    private static func protection<Bytes: Collection<UInt8>>(named bytes: Bytes) -> ProtectionClass? {
-        var length = 0
-        var packed: UInt64 = 0
-        for byte in bytes {
-            length += 1
-            if length > 8 { return nil }
-            packed = packed << 8 | UInt64(byte)
-        }
-        for name in accessibilityNames where name.length == length && name.packed == packed { return name.protection }
-        return nil
     }
 
     /// Whether a label names a ThisDeviceOnly row of another machine.

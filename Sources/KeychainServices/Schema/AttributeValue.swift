@@ -43,17 +43,8 @@ enum AttributeValue: Hashable, Sendable {
         }
     }
 
-    /// Whether two strings have the same UTF-8 bytes (one `memcmp` over contiguous UTF-8,
-    /// not an element-by-element walk).
-    private static func sameBytes(_ a: String, _ b: String) -> Bool {
-        var a = a
-        var b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
-                x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
-            }
-        }
-    }
+    /// Whether two strings have the same UTF-8 bytes.
+    private static func sameBytes(_ a: String, _ b: String) -> Bool { a.hasSameUTF8(as: b) }
 
     func hash(into hasher: inout Hasher) {
         switch self {

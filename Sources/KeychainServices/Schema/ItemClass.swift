@@ -50,5 +50,31 @@ enum ProtectionClass: String, CaseIterable, Sendable {
         default: return false
         }
     }
+
+    /// The class whose name (`rawValue`) is exactly `bytes`, or `nil`. The same answer as
+    /// `init(rawValue:)`, found by comparing the name packed into one integer with each
+    /// class's instead of comparing strings (it runs for every row a search opens).
+    init?<Bytes: Collection<UInt8>>(nameBytes bytes: Bytes) {
+        var length = 0
+        var packed: UInt64 = 0
+        for byte in bytes {
+            length += 1
+            if length > 8 { return nil }
+            packed = packed << 8 | UInt64(byte)
+        }
+        for name in Self.packedNames where name.length == length && name.packed == packed {
+            self = name.protection
+            return
+        }
+        return nil
+    }
+
+    /// Every class's name as its UTF-8 bytes packed into an integer, with its length.
+    private static let packedNames: [(length: Int, packed: UInt64, protection: ProtectionClass)] =
+        allCases.map { protection in
+            let name = protection.rawValue.utf8
+            precondition(name.count <= 8, "an accessibility's name is packed into 8 bytes")
+            return (name.count, name.reduce(0) { $0 << 8 | UInt64($1) }, protection)
+        }
 }
 #endif

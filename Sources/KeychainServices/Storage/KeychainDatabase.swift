@@ -358,7 +358,7 @@ final class KeychainDatabase {
     func checkBeforeRead() throws {
         guard let anchor else { return }
         if let state = try storedState(), let contents = try? anchor.read(), contents.accepts(state),
-            contents.keychainID == keychainID
+            contents.keychainID.hasSameBytes(as: keychainID)
         {
             return
         }
@@ -419,7 +419,7 @@ final class KeychainDatabase {
             guard let fresh = try? anchor.snapshot() else { return false }
             anchorSnapshot = fresh
         }
-        guard let contents = anchorSnapshot?.contents, contents.keychainID == keychainID,
+        guard let contents = anchorSnapshot?.contents, contents.keychainID.hasSameBytes(as: keychainID),
             let verifiedState, verifiedState.dataVersion == version
         else { return false }
         return contents.accepts(verifiedState.state)
@@ -447,7 +447,7 @@ final class KeychainDatabase {
             guard let fresh = try? anchor.snapshot() else { return false }
             anchorSnapshot = fresh
         }
-        guard let contents = anchorSnapshot?.contents, contents.keychainID == keychainID else { return false }
+        guard let contents = anchorSnapshot?.contents, contents.keychainID.hasSameBytes(as: keychainID) else { return false }
         let version = dataVersion
         if afterReading, let version, let verifiedState, verifiedState.dataVersion == version {
             return contents.accepts(verifiedState.state)
@@ -470,7 +470,7 @@ final class KeychainDatabase {
             if state == nil { return ItemSetState(generation: 0, digest: try full ?? fullDigest(anchor)) }
             throw anchor.rolledBack("its anchor file \(RollbackAnchor.fileName) is missing (removed, or not restored together with the database).")
         }
-        guard contents.keychainID == keychainID else {
+        guard contents.keychainID.hasSameBytes(as: keychainID) else {
             // A new, empty database where a removed keychain's anchor remains.
             if state == nil, try rowCount() == 0 { return ItemSetState(generation: 0, digest: .zero) }
             throw anchor.rolledBack("the anchor file \(RollbackAnchor.fileName) belongs to another keychain.")
