@@ -159,9 +159,12 @@ enum QueryParser {
                 guard values.count == count else {
                     return (QueryEntries(values: [], keys: []), KeychainFailure.param("The dictionary changed while it was being read."))
                 }
-                return classify(count: count, key: { index in
-                    base[index].map { erased(Unmanaged<AnyObject>.fromOpaque($0).takeUnretainedValue()) } ?? NSNull()
-                }, values: values)
+                return classify(count: count, values: values, keyName: { index in
+                    guard let pointer = base[index] else { return nil }
+                    return name(ofKey: Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue())
+                }, keyIsNumber: { index in
+                    base[index].map { erased(Unmanaged<AnyObject>.fromOpaque($0).takeUnretainedValue()) is NSNumber } ?? false
+                })
             }
         }
         // allKeys and allValues list the storage in the same order and leave the values as
@@ -172,7 +175,17 @@ enum QueryParser {
         guard keys.count == values.count else {
             return (QueryEntries(values: [], keys: []), KeychainFailure.param("The dictionary changed while it was being read."))
         }
-        return classify(count: keys.count, key: { keys[$0] }, values: values)
+        return classify(count: keys.count, values: values, keyName: { string(keys[$0]) }, keyIsNumber: { keys[$0] is NSNumber })
+    }
+
+    /// A key object's name: an `NSString` read directly (a key of a Swift dictionary bridged
+    /// with `as CFDictionary` is one), any other object as ``string(_:)`` reads it; `nil`
+    /// when the key is not a string.
+    private static func name(ofKey object: AnyObject) -> String? {
+        if ObjectIdentifier(type(of: object)) == ObjectIdentifier(NSString.self) {
+            return unsafeDowncast(object, to: NSString.self) as String
+        }
+        return string(erased(object))
     }
 
     /// `object` as an `Any` whose static type is `NSObject` when it is one, as Foundation's
@@ -184,10 +197,11 @@ enum QueryParser {
         return unsafeDowncast(object, to: NSObject.self) as Any
     }
 
-    /// The entries of `count` keys (`key(i)` is the key of `values[i]`), sorted, and the
-    /// problem to report first (see ``readEntries(_:reader:)``).
+    /// The entries of `count` keys, sorted, and the problem to report first (see
+    /// ``readEntries(_:reader:)``): `keyName(i)` is the name of the key of `values[i]`, `nil`
+    /// when that key is not a string, and `keyIsNumber(i)` says whether such a key is a number.
     private static func classify(
-        count: Int, key: (Int) -> Any, values: [Any]
+        count: Int, values: [Any], keyName: (Int) -> String?, keyIsNumber: (Int) -> Bool
     ) -> (entries: QueryEntries, problem: KeychainFailure?) {
         var entries: [(key: String, index: Int)] = []
         entries.reserveCapacity(count)
@@ -195,9 +209,8 @@ enum QueryParser {
         var otherKey = false
         var hasNull = false
         for index in 0..<count {
-            let key = key(index)
-            guard let name = string(key) else {
-                if key is NSNumber { numberKey = true } else { otherKey = true }
+            guard let name = keyName(index) else {
+                if keyIsNumber(index) { numberKey = true } else { otherKey = true }
                 continue
             }
             if !hasNull, isNull(values[index]) { hasNull = true }
