@@ -1189,8 +1189,11 @@ final class KeychainEngine: @unchecked Sendable {
 
     /// Appends the UTF-8 length of `text` (four bytes) and its UTF-8 bytes to a cache key.
     private static func appendCounted(_ text: String, to key: inout [UInt8]) {
-        appendInteger(UInt32(truncatingIfNeeded: text.utf8.count), to: &key)
-        key.append(contentsOf: text.utf8)
+        var text = text
+        text.withUTF8 { bytes in
+            appendInteger(UInt32(truncatingIfNeeded: bytes.count), to: &key)
+            key.append(contentsOf: bytes)
+        }
     }
 
     /// The label (`kSecAttrLabel`): every class has one, and its keyed hash is the `h3`
