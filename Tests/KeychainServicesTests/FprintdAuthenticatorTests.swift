@@ -12,8 +12,7 @@ struct FprintdAuthenticatorTests {
 
     /// An authenticator on the private bus that gives the virtual reader `commands` once it has
     /// claimed the reader, before the verification starts: the reader keeps them until the
-    /// verification asks for a touch (a touch sent after the start races the virtual reader's
-    /// half-second wait for one).
+    /// verification asks for a touch, so each step's touches are taken by that step.
     static func authenticator(_ fprintd: PrivateFprintd, touching commands: [String] = []) -> FprintdAuthenticator {
         FprintdAuthenticator(
             busAddress: fprintd.address, verifyTimeout: 30, terminalPath: "/nonexistent/tty",
@@ -88,7 +87,8 @@ struct FprintdAuthenticatorTests {
             try Self.authenticator(fprintd, touching: ["SCAN finger-of-alice"]).authenticate(Self.request)
         }
         withExtendedLifetime(otherProgram) {}
-        otherProgram = nil
+        otherProgram = nil  // it leaves without releasing the reader
+        fprintd.waitUntilReaderIsFree()
         #expect(try Self.authenticator(fprintd, touching: ["SCAN thumb-of-alice"]).authenticate(Self.request).factor == .biometry)
 
         // The reader unplugged during a verification: fprintd reports an unknown error. (The

@@ -22,6 +22,35 @@ struct RawKeychainFile {
         #expect(sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK, "\(sql)")
     }
 
+    /// Flips the lowest bit of byte `offset` of the `ciphertext` of row `id`, read and written
+    /// back as a blob (so the row always changes, whatever its bytes).
+    func flipCiphertextByte(at offset: Int = 0, row id: Int64) {
+        var handle: OpaquePointer?
+        #expect(sqlite3_open(path, &handle) == SQLITE_OK)
+        defer { sqlite3_close(handle) }
+        sqlite3_busy_timeout(handle, 5000)
+        var bytes: [UInt8] = []
+        var select: OpaquePointer?
+        sqlite3_prepare_v2(handle, "SELECT ciphertext FROM items WHERE id = ?", -1, &select, nil)
+        sqlite3_bind_int64(select, 1, id)
+        if sqlite3_step(select) == SQLITE_ROW, let blob = sqlite3_column_blob(select, 0) {
+            bytes = Array(UnsafeRawBufferPointer(start: blob, count: Int(sqlite3_column_bytes(select, 0))))
+        }
+        sqlite3_finalize(select)
+        guard offset < bytes.count else {
+            Issue.record("row \(id) has no ciphertext byte \(offset)")
+            return
+        }
+        bytes[offset] ^= 0x01
+        var update: OpaquePointer?
+        sqlite3_prepare_v2(handle, "UPDATE items SET ciphertext = ? WHERE id = ?", -1, &update, nil)
+        defer { sqlite3_finalize(update) }
+        _ = bytes.withUnsafeBytes { sqlite3_bind_blob(update, 1, $0.baseAddress, Int32($0.count), keysmith_sqlite_transient()) }
+        sqlite3_bind_int64(update, 2, id)
+        #expect(sqlite3_step(update) == SQLITE_DONE)
+        #expect(sqlite3_changes(handle) == 1)
+    }
+
     func rowIDs() -> [Int64] {
         var handle: OpaquePointer?
         sqlite3_open(path, &handle)
@@ -72,9 +101,8 @@ struct TamperTests {
             let file = RawKeychainFile(keychain)
             let ids = file.rowIDs()
             #expect(ids.count == 2)
-            // Flip the first byte of item a's ciphertext.
-            file.execute(
-                "UPDATE items SET ciphertext = CAST(char((unicode(substr(ciphertext,1,1)) + 1) % 256) AS BLOB) || substr(ciphertext, 2) WHERE id = \(ids[0])")
+            // Flip a bit of the first byte of item a's ciphertext.
+            file.flipCiphertextByte(row: ids[0])
             let (status, data) = read("a")
             #expect(status == errSecDecode)
             #expect(data == nil)

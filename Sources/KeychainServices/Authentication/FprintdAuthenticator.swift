@@ -47,8 +47,7 @@ public struct FprintdAuthenticator: KeychainAuthenticator {
 
     let terminalPath: String
     /// Called once the reader is claimed, before the verification starts (tests put the finger
-    /// on the virtual reader here: it keeps the touch until the verification asks for one, and
-    /// gives up on a verification that gets no touch within half a second of its start).
+    /// on the virtual reader here: it keeps the touch until the verification asks for one).
     let readerClaimed: (@Sendable () -> Void)?
     /// Called once the reader is waiting for a finger (tests unplug the virtual reader here).
     let verifyStarted: (@Sendable () -> Void)?

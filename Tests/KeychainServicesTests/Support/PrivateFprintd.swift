@@ -126,6 +126,27 @@ final class PrivateFprintd: @unchecked Sendable {
         return connection
     }
 
+    /// Waits until fprintd has noticed that a program which claimed the reader and left
+    /// without releasing it is gone: until then (it learns it from the bus, a moment after the
+    /// connection closes) a `Claim` is refused as AlreadyInUse. Claims and releases the reader
+    /// until a claim succeeds, for up to five seconds, and records a test failure if none does.
+    func waitUntilReaderIsFree(sourceLocation: SourceLocation = #_sourceLocation) {
+        let deadline = Date(timeIntervalSinceNow: 5)
+        repeat {
+            if let connection = try? claimReader() {
+                if let device = try? connection.call(
+                    FprintdAuthenticator.service, FprintdAuthenticator.managerPath, FprintdAuthenticator.managerInterface,
+                    "GetDefaultDevice"
+                ).readString(type: "o") {
+                    _ = try? connection.call(FprintdAuthenticator.service, device, FprintdAuthenticator.deviceInterface, "Release")
+                }
+                return
+            }
+            usleep(20_000)
+        } while Date() < deadline
+        Issue.record("fprintd still refused to give out the reader 5 s after its last holder left", sourceLocation: sourceLocation)
+    }
+
     private static func write(_ text: String, to path: String) throws {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
     }
@@ -141,28 +162,30 @@ final class PrivateFprintd: @unchecked Sendable {
     /// Puts a finger (`SCAN id`) or another command on the virtual reader, and returns once the
     /// reader has taken it.
     ///
-    /// The reader listens from the first `Claim` on and keeps what it takes until an enrollment
-    /// or verification asks for a touch, except that a command taken before `Claim` returns is
-    /// dropped (send touches after `Claim`). A touch sent after the start of a verification
-    /// races the reader's half-second wait for one. A command that cannot be delivered within
-    /// five seconds is recorded as a test failure, never dropped silently.
+    /// The reader takes commands while fprintd has it claimed, and keeps a touch until an
+    /// enrollment or verification asks for one; a command that arrives while the reader is
+    /// being opened is dropped, so send commands once `Claim` has returned. A command that
+    /// cannot be delivered within five seconds is recorded as a test failure, never dropped
+    /// silently (a lost touch would leave the verification waiting for its whole timeout).
+    /// A retried delivery could repeat a command the reader took just before the connection
+    /// failed; a leftover touch then makes a later step fail, never pass.
     func reader(_ command: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let deadline = Date(timeIntervalSinceNow: 5)
         var lastError: Int32 = 0
         repeat {
-            if let delivered = deliver(command, error: &lastError), delivered { return }
+            if deliver(command, error: &lastError) { return }
             usleep(20_000)
         } while Date() < deadline
         Issue.record("The virtual reader did not take \"\(command)\" (errno \(lastError))", sourceLocation: sourceLocation)
     }
 
     /// One attempt: `true` once the reader has closed the connection after reading `command`,
-    /// `nil` when it could not be reached (errno in `error`).
-    private func deliver(_ command: String, error: inout Int32) -> Bool? {
+    /// `false` when it could not be reached (errno in `error`).
+    private func deliver(_ command: String, error: inout Int32) -> Bool {
         let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else {
             error = errno
-            return nil
+            return false
         }
         defer { close(socket) }
         var address = sockaddr_un()
@@ -176,13 +199,13 @@ final class PrivateFprintd: @unchecked Sendable {
         }
         guard connected == 0 else {
             error = errno
-            return nil
+            return false
         }
         let bytes = Array(command.utf8)
         let sent = bytes.withUnsafeBytes { send(socket, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
         guard sent == bytes.count else {
             error = errno
-            return nil
+            return false
         }
         shutdown(socket, Int32(SHUT_WR))
         var reply = [UInt8](repeating: 0, count: 64)
@@ -191,7 +214,7 @@ final class PrivateFprintd: @unchecked Sendable {
         let received = recv(socket, &reply, reply.count, 0)
         guard received >= 0 else {
             error = errno
-            return nil
+            return false
         }
         return true
     }
