@@ -328,7 +328,7 @@ final class ManualClock: Sendable {
     /// Reads the item's row from a copy of the keychain files with everything the files
     /// and the unlock state give (device key, class key), as a program that patched the
     /// check out would.
-    private func rowFromCopy(of directory: URL) throws -> (decoded: (attributes: [String: AttributeValue], secret: SecretData?, sealedForAccessControl: Bool), keys: KeyHierarchy, reference: Data, protection: ProtectionClass) {
+    private func rowFromCopy(of directory: URL) throws -> (decoded: (attributes: AttributeTable, secret: SecretData?, sealedForAccessControl: Bool), keys: KeyHierarchy, reference: Data, protection: ProtectionClass) {
         let copy = FileManager.default.temporaryDirectory.appendingPathComponent("keysmith-copy-\(UUID().uuidString)")
         try FileManager.default.copyItem(at: directory, to: copy)
         defer { try? FileManager.default.removeItem(at: copy) }
@@ -438,7 +438,7 @@ final class ManualClock: Sendable {
             let keys = try KeychainEngine.engine(for: directory).keys
             let database = try Database(path: directory.appendingPathComponent("keychain.db").path, create: false)
 
-            func storedRow() throws -> (id: Int64, decoded: (attributes: [String: AttributeValue], secret: SecretData?, sealedForAccessControl: Bool), associated: [UInt8], key: SecretKey) {
+            func storedRow() throws -> (id: Int64, decoded: (attributes: AttributeTable, secret: SecretData?, sealedForAccessControl: Bool), associated: [UInt8], key: SecretKey) {
                 let row = try database.cachedStatement("SELECT id, class, pk, pdmn, ref, nonce, ciphertext FROM items")
                 defer { row.reset() }
                 #expect(try row.step())

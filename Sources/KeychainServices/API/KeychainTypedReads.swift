@@ -86,7 +86,7 @@ public struct GenericPasswordSearch: Sendable {
     var itemQuery: ItemQuery {
         var query = ItemQuery()
         query.itemClass = .genericPassword
-        query.attributes = AttributeValue.dictionary(capacity: 4)
+        query.attributes = AttributeTable(minimumCapacity: 4)
         query.attributes["svce"] = .string(service)
         if let account { query.attributes["acct"] = .string(account) }
         if let label { query.attributes["labl"] = .string(label) }

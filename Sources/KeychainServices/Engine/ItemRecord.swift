@@ -6,7 +6,7 @@ import Foundation
 struct ItemRecord {
     let rowID: Int64
     let itemClass: ItemClass
-    var attributes: [String: AttributeValue]
+    var attributes: AttributeTable
     /// The secret, in a buffer that is zeroed when the last reference goes (handed to the
     /// caller as is when the data is asked for).
     var secret: SecretData?
@@ -22,24 +22,24 @@ struct ItemRecord {
     }
 
     var protection: ProtectionClass {
-        if case .string(let name)? = attributes["pdmn"], let protection = ProtectionClass(nameBytes: name.utf8) {
+        if case .string(let name)? = attributes[.protection], let protection = ProtectionClass(nameBytes: name.utf8) {
             return protection
         }
         return .whenUnlocked
     }
 
     var accessGroup: String {
-        if case .string(let group)? = attributes["agrp"] { return group }
+        if case .string(let group)? = attributes[.accessGroup] { return group }
         return ""
     }
 
     var synchronizable: Bool {
-        if case .number(let flag)? = attributes["sync"] { return flag != 0 }
+        if case .number(let flag)? = attributes[.synchronizable] { return flag != 0 }
         return false
     }
 
     var accessControl: SecAccessControl? {
-        if case .accessControl(let protection, let flags)? = attributes["accc"] {
+        if case .accessControl(let protection, let flags)? = attributes[.accessControl] {
             return SecAccessControl(protection: protection, flags: SecAccessControlCreateFlags(rawValue: flags))
         }
         return nil
@@ -48,7 +48,7 @@ struct ItemRecord {
     /// Whether every attribute of `query` equals this item's (byte-wise, after coercion),
     /// and the host filter, if any, holds.
     func matches(_ query: ItemQuery) -> Bool {
-        for (tag, wanted) in query.attributes {
+        for (tag, wanted) in query.attributes.entries {
             guard let have = attributes[tag] else { return false }
             // Byte-wise, as Apple matches (AttributeValue's `==` compares bytes, never Swift's
             // canonical equivalence); values of different kinds compare by their match bytes

@@ -17,7 +17,7 @@ enum ItemCodec {
 
     /// Encodes `attributes` and `secret` into a zeroing buffer.
     /// - Parameter sealedForAccessControl: Whether `secret` is an ``AccessControlEnvelope``.
-    static func encode(attributes: [String: AttributeValue], secret: SecretData?, sealedForAccessControl: Bool = false) -> SecretBuffer {
+    static func encode(attributes: AttributeTable, secret: SecretData?, sealedForAccessControl: Bool = false) -> SecretBuffer {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256 + (secret?.length ?? 0))
         bytes.append(1)
@@ -65,7 +65,7 @@ enum ItemCodec {
     ///   authenticated them, so this means a bug or a format from a newer version).
     static func decode(
         _ buffer: SecretBuffer
-    ) throws -> (attributes: [String: AttributeValue], secret: SecretData?, sealedForAccessControl: Bool) {
+    ) throws -> (attributes: AttributeTable, secret: SecretData?, sealedForAccessControl: Bool) {
         try buffer.withUnsafeBytes { raw in
             var reader = Reader(bytes: raw)
             guard try reader.byte() == 1 else {
@@ -73,10 +73,12 @@ enum ItemCodec {
                                       recovery: "Use the Keysmith version that wrote this keychain, or a newer one.")
             }
             let count = Int(try reader.integer(UInt16.self))
-            var attributes = AttributeValue.dictionary(capacity: count)
+            var attributes = AttributeTable(minimumCapacity: count)
             for _ in 0..<count {
                 let tagLength = Int(try reader.byte())
-                let tag = try reader.string(tagLength)
+                let tagBytes = try reader.bytes(tagLength)
+                // The keychain's tags are short ASCII: packed without making a string.
+                let tag = AttributeTable.Tag(ascii: tagBytes) ?? AttributeTable.Tag(String(decoding: tagBytes, as: UTF8.self))
                 guard let type = TypeCode(rawValue: try reader.byte()) else { throw reader.damaged }
                 switch type {
                 case .string:

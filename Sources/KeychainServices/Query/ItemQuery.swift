@@ -67,7 +67,7 @@ struct ItemQuery {
     var itemClass: ItemClass?
     /// 4-character attributes (coerced), except `sync` and `accc`, which have their own
     /// fields.
-    var attributes: [String: AttributeValue] = [:]
+    var attributes = AttributeTable()
     var sync: SyncFilter?
     var accessControl: SecAccessControl?
 
@@ -99,7 +99,7 @@ struct ItemQuery {
 
     /// The explicit access group, if the query names one.
     var accessGroup: String? {
-        if case .string(let group)? = attributes["agrp"] { return group }
+        if case .string(let group)? = attributes[.accessGroup] { return group }
         return nil
     }
 }

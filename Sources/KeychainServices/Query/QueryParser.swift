@@ -71,7 +71,7 @@ enum QueryParser {
             throw KeychainFailure.param("The dictionary has no kSecClass.")
         }
 
-        query.attributes = AttributeValue.dictionary(capacity: entries.keys.count)
+        query.attributes = AttributeTable(minimumCapacity: entries.keys.count)
         for entry in entries.keys where entry.key != "class" && entry.key != "v_PersistentRef" {
             try apply(key: entry.key, value: entries.values[entry.index], itemClass: itemClass, to: &query, operation: operation)
         }
@@ -380,7 +380,8 @@ enum QueryParser {
             }
             query.accessControl = control
         default:
-            query.attributes[tag] = try coerce(value, kind: spec.kind, tag: tag)
+            // Under the schema's spelling of the tag: tables compare tags byte for byte.
+            query.attributes[spec.tag] = try coerce(value, kind: spec.kind, tag: tag)
         }
     }
 

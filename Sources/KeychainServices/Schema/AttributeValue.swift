@@ -34,17 +34,15 @@ enum AttributeValue: Hashable, Sendable {
     /// equivalence: the keychain must not treat `é` and `e` + U+0301 as the same name.
     static func == (lhs: AttributeValue, rhs: AttributeValue) -> Bool {
         switch (lhs, rhs) {
-        case (.string(let a), .string(let b)): return sameBytes(a, b)
+        case (.string(let a), .string(let b)): return a.hasSameUTF8(as: b)
         case (.data(let a), .data(let b)): return a == b
         case (.number(let a), .number(let b)): return a == b
         case (.date(let a), .date(let b)): return a.bitPattern == b.bitPattern
-        case (.accessControl(let p1, let f1), .accessControl(let p2, let f2)): return sameBytes(p1, p2) && f1 == f2
+        case (.accessControl(let p1, let f1), .accessControl(let p2, let f2)): return p1.hasSameUTF8(as: p2) && f1 == f2
         default: return false
         }
     }
 
-    /// Whether two strings have the same UTF-8 bytes.
-    private static func sameBytes(_ a: String, _ b: String) -> Bool { a.hasSameUTF8(as: b) }
 
     func hash(into hasher: inout Hasher) {
         switch self {
@@ -65,13 +63,6 @@ enum AttributeValue: Hashable, Sendable {
         case .date: return 3
         case .accessControl: return 4
         }
-    }
-
-    /// An empty attribute dictionary with room for `capacity` entries. Cheaper than
-    /// `reserveCapacity` on an empty dictionary, which runs the standard library's generic
-    /// code (callgrind, docs/BENCHMARKS.md).
-    static func dictionary(capacity: Int) -> [String: AttributeValue] {
-        [String: AttributeValue](minimumCapacity: capacity)
     }
 
     /// Appends ``matchBytes`` to `bytes` without building an intermediate `Data`.

@@ -51,9 +51,10 @@ enum ProtectionClass: String, CaseIterable, Sendable {
         }
     }
 
-    /// The class whose name (`rawValue`) is exactly `bytes`, or `nil`. The same answer as
-    /// `init(rawValue:)`, found by comparing the name packed into one integer with each
-    /// class's instead of comparing strings (it runs for every row a search opens).
+    /// The class whose name (`rawValue`) is `bytes`, byte for byte, or `nil` (for these
+    /// ASCII names the same answer as `init(rawValue:)`), found by comparing the name packed
+    /// into one integer with each class's instead of comparing strings (it runs for every row
+    /// a search opens).
     init?<Bytes: Collection<UInt8>>(nameBytes bytes: Bytes) {
         var length = 0
         var packed: UInt64 = 0
