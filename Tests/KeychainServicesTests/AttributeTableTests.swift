@@ -74,5 +74,34 @@ struct AttributeTableTests {
         #expect(decoded.attributes["\u{E9}"] == .string("short, not ASCII"))
         #expect(decoded.attributes["e\u{301}"] == nil)
     }
+
+    /// A stored item's bytes as ``ItemCodec`` lays them out: string attributes, no secret.
+    private func storedItem(_ attributes: [(tag: [UInt8], value: String)]) -> SecretBuffer {
+        var bytes: [UInt8] = [1, UInt8(attributes.count), 0]
+        for (tag, value) in attributes {
+            bytes.append(UInt8(tag.count))
+            bytes += tag
+            bytes.append(1)  // a string
+            bytes += withUnsafeBytes(of: UInt32(value.utf8.count).littleEndian, Array.init)
+            bytes += Array(value.utf8)
+        }
+        bytes.append(0)  // no secret
+        let buffer = SecretBuffer(count: bytes.count)
+        buffer.withUnsafeMutableBytes { $0.copyBytes(from: bytes) }
+        return buffer
+    }
+
+    @Test func aStoredTagGivenTwiceKeepsItsLastValue() throws {
+        let decoded = try ItemCodec.decode(storedItem([(Array("acct".utf8), "first"), (Array("svce".utf8), "s"),
+                                                        (Array("acct".utf8), "last")]))
+        #expect(decoded.attributes.count == 2)
+        #expect(decoded.attributes["acct"] == .string("last"))
+    }
+
+    @Test func aStoredTagThatIsNotUTF8IsReadAsItsRepairedSpelling() throws {
+        let decoded = try ItemCodec.decode(storedItem([([0x61, 0xFF, 0x62], "v")]))
+        #expect(decoded.attributes.keys == ["a\u{FFFD}b"])
+        #expect(decoded.attributes["a\u{FFFD}b"] == .string("v"))
+    }
 }
 #endif

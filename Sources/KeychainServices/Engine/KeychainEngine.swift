@@ -754,7 +754,7 @@ final class KeychainEngine: @unchecked Sendable {
                 var publicKeys: [AccessControlKeys.Slot: Data]?
                 let now = Date().timeIntervalSinceReferenceDate
                 for var record in matches {
-                    for (tag, value) in changes.attributes { record.attributes[tag] = value }
+                    for (tag, value) in changes.attributes.entries { record.attributes[tag] = value }
                     if let control = changes.accessControl {
                         record.attributes["pdmn"] = .string(control.protection)
                         record.attributes["accc"] = .accessControl(protection: control.protection, flags: control.flags.rawValue)

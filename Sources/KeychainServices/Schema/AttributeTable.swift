@@ -7,8 +7,9 @@ import Foundation
 ///
 /// A keychain item has about a dozen attributes and every read looks several of them up
 /// (its protection, its access group, the ones the query compares). A dictionary keyed by
-/// `String` hashes the tag for every lookup and insertion; here a lookup packs the tag's
-/// bytes and scans the list, and decoding a stored item makes no `String` at all.
+/// `String` hashes the tag for every lookup and insertion; here a lookup compares one
+/// integer per entry (a lookup by name packs the name first), and decoding a stored item
+/// makes no string for the keychain's own tags (short ASCII ones).
 ///
 /// Tags are compared byte for byte, as the keychain compares everything else (Swift's `==`
 /// on strings would equate canonically equivalent spellings).
