@@ -43,7 +43,6 @@ enum AttributeValue: Hashable, Sendable {
         }
     }
 
-
     func hash(into hasher: inout Hasher) {
         switch self {
         case .string(let string): hasher.combine(0); hasher.combine(Data(string.utf8))
