@@ -85,6 +85,8 @@ private func perform(
     _ body: (ItemQuery, AccessGroups, KeychainEngine) throws -> Void
 ) -> OSStatus {
     recordingOutcome {
+        // Results are cast as on iOS however the program is linked (FoundationBridging.swift).
+        guard FoundationBridging.linked else { throw KeychainFailure(errSecInternal, "Foundation's bridging is missing.") }
         let environment = KeychainEnvironment.current
         let groups = AccessGroups(environment.accessGroups)
         let (entries, problem) = QueryParser.readEntries(dictionary)
