@@ -36,7 +36,7 @@ INSTALLED_EXECUTABLES := keysmith keysmith-fleet git-credential-keysmith docker-
 PYTHON ?= python3
 PYTHON_VENV := .build/python-venv
 
-.PHONY: all deps build test demo bench stress clean install uninstall test-python bench-credential-helpers
+.PHONY: all deps build test demo bench stress clean install uninstall test-python test-installed bench-credential-helpers
 
 all: build
 
@@ -79,7 +79,15 @@ test: deps
 	$(SWIFT) build $(SWIFT_FLAGS) --package-path Tests/Fixtures/ImplicitImport --scratch-path "$(CURDIR)/.build/fixtures/implicit-import"
 	home=$$(mktemp -d) && KEYSMITH_HOME=$$home "$$($(SWIFT) build $(SWIFT_FLAGS) --package-path Tests/Fixtures/ImplicitImport \
 		--scratch-path "$(CURDIR)/.build/fixtures/implicit-import" --show-bin-path)/ImplicitImport"; status=$$?; rm -rf "$$home"; exit $$status
+	@# A program built as Swift servers ship (--static-swift-stdlib: runtime and Foundation linked in) checks every cast
+	@# iOS code makes on SecItem results. Its own scratch directory; a changed file list starts it afresh (as above).
+	@list=$$(find Sources -name '*.swift' | sort | cksum); stamp=.build/fixtures/static-casts.sources; \
+		if [ "$$(cat $$stamp 2>/dev/null)" != "$$list" ]; then rm -rf .build/fixtures/static-casts; mkdir -p .build/fixtures; echo "$$list" > $$stamp; fi
+	$(SWIFT) build $(SWIFT_FLAGS) --static-swift-stdlib --package-path Tests/Fixtures/StaticCasts --scratch-path "$(CURDIR)/.build/fixtures/static-casts"
+	home=$$(mktemp -d) && KEYSMITH_HOME=$$home "$$($(SWIFT) build $(SWIFT_FLAGS) --static-swift-stdlib --package-path Tests/Fixtures/StaticCasts \
+		--scratch-path "$(CURDIR)/.build/fixtures/static-casts" --show-bin-path)/StaticCasts"; status=$$?; rm -rf "$$home"; exit $$status
 	@$(MAKE) --no-print-directory test-python
+	@$(MAKE) --no-print-directory test-installed
 	@$(MAKE) --no-print-directory test-c
 	@$(MAKE) --no-print-directory test-node
 
@@ -88,6 +96,19 @@ test-python: $(PYTHON_VENV)/.ready
 	$(SWIFT) build $(SWIFT_FLAGS) --product keysmith
 	home=$$(mktemp -d) && KEYSMITH_HOME=$$home KEYSMITH_EXECUTABLE="$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/keysmith" \
 		$(PYTHON_VENV)/bin/python -m pytest -q bindings/python/tests; status=$$?; rm -rf "$$home"; exit $$status
+
+## test-installed: `make install` into a temporary PREFIX (the static release tools, built incrementally in
+## .build/static), then, against those installed tools: the command tests of add, find, delete, dump, migrate-service,
+## rotate and export/import (KEYSMITH_TEST_TOOLS points the tests at them), the git and Docker helpers' tests (store,
+## get, erase, list) and the Python backend's tests. Needs the test build (swift build --build-tests).
+INSTALLED_TEST_FILTER := ItemCommandTests|MigrateAndGenerateTests/migrateService|KeychainStateCommandTests/exportAndImport|RetrievalCommandTests/rotate|GitCredentialHelperTests|DockerCredentialHelperTests
+test-installed: $(PYTHON_VENV)/.ready
+	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
+	prefix=$$(mktemp -d) && $(MAKE) --no-print-directory install PREFIX="$$prefix" && home=$$(mktemp -d) && \
+		KEYSMITH_HOME=$$home KEYSMITH_TEST_TOOLS="$$prefix/bin" $(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS) \
+			--filter '$(INSTALLED_TEST_FILTER)' && \
+		KEYSMITH_HOME=$$home KEYSMITH_EXECUTABLE="$$prefix/bin/keysmith" $(PYTHON_VENV)/bin/python -m pytest -q bindings/python/tests; \
+		status=$$?; rm -rf "$$home" "$$prefix"; exit $$status
 
 $(PYTHON_VENV)/.ready: bindings/python/pyproject.toml
 	rm -rf $(PYTHON_VENV)

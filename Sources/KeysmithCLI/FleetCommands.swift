@@ -163,8 +163,9 @@ private let fleetCommand = Command(
         + "  fleet join --endpoints URL[,URL...] --prefix PREFIX --key FILE [--stdin] [--max-staleness SECONDS]\n"
         + "      Takes the fleet key from FILE (passphrase from standard input or a prompt) into this keychain, "
         + "with the fleet settings.\n"
-        + "  fleet put ID --version VERSION (--stdin | --generate BYTES)\n"
-        + "      Publishes a new version of ID. An existing version is refused.\n"
+        + "  fleet put ID --version VERSION (--stdin | --stdin-exact | --generate BYTES)\n"
+        + "      Publishes a new version of ID. An existing version is refused. --stdin reads a line (one trailing "
+        + "newline, LF or CR LF, is removed); --stdin-exact, for programs, keeps every byte.\n"
         + "  fleet list\n"
         + "      Identifiers and versions in etcd (never bytes). With --json: {\"prefix\", \"endpoints\", \"keys\": "
         + "[{\"identifier\", \"versions\", \"newest\"}]}.\n"
@@ -194,7 +195,9 @@ private let fleetCommand = Command(
         OptionSpec(
             long: "stdin",
             help: "Read the passphrase (export-key, join), the etcd password (init --user) or the key (put) from "
-                + "standard input; on a terminal, prompt without echo."),
+                + "standard input as a line (one trailing newline, LF or CR LF, is removed); on a terminal, prompt "
+                + "without echo."),
+        SecretInput.exactOption(of: "key (put)"),
         OptionSpec(long: "generate", value: .required("BYTES"), help: "Draw a random key of BYTES bytes (put)."),
         OptionSpec(long: "version", value: .required("VERSION"), help: "The version (put, retire)."),
         OptionSpec(long: "count", value: .required("N"), help: "Stop after N changes (watch)."),

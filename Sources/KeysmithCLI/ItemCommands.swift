@@ -264,7 +264,8 @@ private func addCommand(_ kind: PasswordKind) -> Command {
         OptionSpec(
             name: "password", short: "w", value: .optional("PASSWORD"),
             help: "The secret. Put -w last (or before another option) to be prompted without echo; '-w -' reads standard input. '-w VALUE' works but prints a warning: the value lands in shell history and the process list."),
-        OptionSpec(name: "stdin", long: "stdin", help: "Read the secret from standard input (one trailing newline is removed). On a terminal, prompts without echo instead."),
+        OptionSpec(name: "stdin", long: "stdin", help: "Read the secret from standard input as a line: one trailing newline (LF or CR LF) is removed, so echo and here-strings work. On a terminal, prompts without echo instead."),
+        SecretInput.exactOption(of: "secret"),
         OptionSpec(name: "update", short: "U", help: "Update the item if it already exists (its secret, and the label, comment, kind and accessibility given); without -U an existing item is an error."),
         OptionSpec(
             name: "accessible", long: "accessible", value: .required("CLASS"),
@@ -289,6 +290,7 @@ private func addCommand(_ kind: PasswordKind) -> Command {
         example = """
               printf '%s' "$TOKEN" | keysmith add-generic-password -s api.example.com -a deploy --stdin
               keysmith add-generic-password -s api.example.com -a deploy -U -w
+              keysmith add-generic-password -s signing.example.com -a release --stdin-exact < signing.key
             """
     case .internet:
         example = """
@@ -298,9 +300,9 @@ private func addCommand(_ kind: PasswordKind) -> Command {
     }
     return Command(
         name: "add-\(kind.suffix)", group: .items,
-        synopsis: "\(nameFlag) -a ACCOUNT [-w [PASSWORD] | --stdin] \(kind == .internet ? "[-r PROTOCOL] [-P PORT] [-p PATH] [-d DOMAIN] [-t TYPE] " : "")[-l LABEL] [-j COMMENT] [-D KIND] \(kind == .generic ? "[-G VALUE] " : "")[-c CREATOR] [-C TYPE] [-U] [--accessible CLASS] [--access-control POLICY] [--sync] [-T APP] [-A]",
+        synopsis: "\(nameFlag) -a ACCOUNT [-w [PASSWORD] | --stdin | --stdin-exact] \(kind == .internet ? "[-r PROTOCOL] [-P PORT] [-p PATH] [-d DOMAIN] [-t TYPE] " : "")[-l LABEL] [-j COMMENT] [-D KIND] \(kind == .generic ? "[-G VALUE] " : "")[-c CREATOR] [-C TYPE] [-U] [--accessible CLASS] [--access-control POLICY] [--sync] [-T APP] [-A]",
         summary: "Add a\(kind == .internet ? "n" : "") \(kind.noun) (update it in place with -U)",
-        details: "Stores a new \(kind.noun) in the access group that comes first (see --access-group; by default the group every program without configured access groups shares). The secret comes from --stdin, from a prompt without echo (-w as the last argument, asked twice), or from '-w VALUE' (discouraged). Nothing secret is printed. Exit status 45 when the item already exists and -U is not given, as macOS security.\n\nPrints one line saying what was stored; with --json: {\"result\": \"added\" or \"updated\", \"item\": {attributes as in find-\(kind.suffix)}}.\n\nExamples:\n\n\(example)",
+        details: "Stores a new \(kind.noun) in the access group that comes first (see --access-group; by default the group every program without configured access groups shares). The secret comes from standard input (--stdin reads a line: one trailing newline, LF or CR LF, is removed; --stdin-exact, for programs, keeps every byte), from a prompt without echo (-w as the last argument, asked twice), or from '-w VALUE' (discouraged). Nothing secret is printed. Exit status 45 when the item already exists and -U is not given, as macOS security.\n\nPrints one line saying what was stored; with --json: {\"result\": \"added\" or \"updated\", \"item\": {attributes as in find-\(kind.suffix)}}.\n\nExamples:\n\n\(example)",
         options: options
     ) { invocation throws(CommandLineError) in
         try runAdd(kind, invocation)
@@ -341,13 +343,17 @@ private func runAdd(_ kind: PasswordKind, _ invocation: CommandInvocation) throw
     }
     let source: SecretSource
     let passwordGiven = arguments.lastOccurrence(of: "password")
-    switch (passwordGiven, arguments.contains("stdin")) {
+    let exact = arguments.contains("stdin-exact")
+    if exact && arguments.contains("stdin") {
+        throw invocation.usageError("give --stdin (a line) or --stdin-exact (every byte), not both")
+    }
+    switch (passwordGiven, arguments.contains("stdin") || exact) {
     case (.some, true):
-        throw invocation.usageError("give the secret with -w or with --stdin, not both")
+        throw invocation.usageError("give the secret with -w or with \(exact ? "--stdin-exact" : "--stdin"), not both")
     case (nil, false):
         throw invocation.usageError("no secret: pipe it with --stdin, or put -w last to be prompted")
     case (nil, true):
-        source = .standardInput
+        source = exact ? .exactStandardInput : .standardInput
     case (.some(let occurrence), false):
         if let value = occurrence.value {
             source = value == "-" ? .standardInput : .argument(value)

@@ -1,16 +1,19 @@
 import Foundation
 
 /// Where the bytes of a new key version come from, for `rotate` and `fleet put`: standard
-/// input (`--stdin`, or a prompt) or a random draw (`--generate BYTES`).
+/// input as a line (`--stdin`, or a prompt), standard input byte for byte (`--stdin-exact`)
+/// or a random draw (`--generate BYTES`).
 package enum NewKeyBytes {
-    /// Read from standard input, or typed at a prompt.
+    /// Read from standard input as a line (one trailing newline removed), or typed at a prompt.
     case standardInput
+    /// Read from standard input byte for byte.
+    case exactStandardInput
     /// Drawn at random: this many bytes (1 to 4096).
     case generated(count: Int)
 
-    /// Reads `--stdin` and `--generate BYTES`: exactly one of them must be given.
+    /// Reads `--stdin`, `--stdin-exact` and `--generate BYTES`: exactly one of them must be given.
     /// - Parameter invocation: The running command.
-    /// - Throws: A usage error for both, neither, or a byte count outside 1...4096.
+    /// - Throws: A usage error for more than one, none, or a byte count outside 1...4096.
     package init(_ invocation: CommandInvocation) throws(CommandLineError) {
         let arguments = invocation.arguments
         var count: Int?
@@ -20,11 +23,19 @@ package enum NewKeyBytes {
             }
             count = value
         }
-        switch (arguments.contains("stdin"), count) {
-        case (true, .some): throw invocation.usageError("give the key with --stdin or --generate, not both")
-        case (false, nil): throw invocation.usageError("no key: pipe it with --stdin, or draw one with --generate BYTES")
-        case (_, .some(let count)): self = .generated(count: count)
-        case (true, nil): self = .standardInput
+        let given = [arguments.contains("stdin"), arguments.contains("stdin-exact"), count != nil].filter { $0 }.count
+        guard given <= 1 else {
+            throw invocation.usageError("give the key with one of --stdin, --stdin-exact or --generate")
+        }
+        if let count {
+            self = .generated(count: count)
+        } else if arguments.contains("stdin-exact") {
+            self = .exactStandardInput
+        } else if arguments.contains("stdin") {
+            self = .standardInput
+        } else {
+            throw invocation.usageError(
+                "no key: pipe it with --stdin (a line) or --stdin-exact (every byte), or draw one with --generate BYTES")
         }
     }
 
@@ -46,11 +57,13 @@ package enum NewKeyBytes {
         case .generated(let count):
             var generator = SystemRandomNumberGenerator()
             return Data((0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
-        case .standardInput:
+        case .standardInput, .exactStandardInput:
+            let source: SecretSource
+            if case .exactStandardInput = self { source = .exactStandardInput } else { source = .standardInput }
             return try invocation.secretInput.read(
-                .standardInput, promptText: "key data for \(identifier) version \(version): ",
+                source, promptText: "key data for \(identifier) version \(version): ",
                 confirmText: "retype key data: ", output: invocation.output,
-                otherWay: "or let keysmith draw a random key with --generate BYTES instead of --stdin")
+                otherWay: "or let keysmith draw a random key with --generate BYTES instead")
         }
     }
 }

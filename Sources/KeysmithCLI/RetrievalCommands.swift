@@ -282,24 +282,27 @@ struct ReportingKeySource: KeySource {
 
 private let rotateCommand = Command(
     name: "rotate", group: .retrieval,
-    synopsis: "ID (--stdin | --generate BYTES) --version VERSION [--service SERVICE] [--replace]",
+    synopsis: "ID (--stdin | --stdin-exact | --generate BYTES) --version VERSION [--service SERVICE] [--replace]",
     summary: "Store a new version of a key in the keychain, keeping the old ones",
     details: "Stores a new version of ID in the keychain source (service --service, default "
         + "\"\(RetrievalOptions.defaultService)\"): one generic password per version, account ID@VERSION, "
         + "label ID, comment VERSION. Older versions stay, so data encrypted with them can still be decrypted "
-        + "(resolve ID --version OLD); resolve serves the newest. The key comes from standard input (--stdin; "
-        + "on a terminal a prompt without echo) or is drawn at random (--generate BYTES). The key is never "
+        + "(resolve ID --version OLD); resolve serves the newest. The key comes from standard input (--stdin, "
+        + "a line: one trailing newline is removed, and on a terminal a prompt without echo; --stdin-exact, every "
+        + "byte as it comes, for programs) or is drawn at random (--generate BYTES). The key is never "
         + "printed. A version that already exists is refused unless --replace.\n\n"
         + "Prints what was stored and the versions kept. With --json: {\"identifier\", \"service\", \"version\", "
         + "\"bytes\", \"origin\" (stdin or generated), \"replaced\", \"versions\", \"newest\"}.\n\n"
         + "Examples:\n\n"
         + "  printf '%s' \"$NEW_KEY\" | keysmith rotate api_key --stdin --version 2024.07.01\n"
+        + "  keysmith rotate signing_key --stdin-exact --version 2024.07.01 < signing.key\n"
         + "  keysmith rotate db_key --generate 32 --version 2024.07.01",
     options: [
         OptionSpec(
             long: "stdin",
-            help: "Read the key from standard input (one trailing newline is removed); on a terminal, prompt "
-                + "without echo."),
+            help: "Read the key from standard input as a line: one trailing newline (LF or CR LF) is removed; on a "
+                + "terminal, prompt without echo."),
+        SecretInput.exactOption(of: "key"),
         OptionSpec(long: "generate", value: .required("BYTES"), help: "Draw a random key of BYTES bytes (1 to 4096)."),
         OptionSpec(
             long: "version", value: .required("VERSION"),

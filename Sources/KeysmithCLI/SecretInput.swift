@@ -8,16 +8,22 @@ import Musl
 import Darwin
 #endif
 
-// How `keysmith` takes a secret: from standard input (`--stdin`, or `-w -`), from a prompt
-// on the terminal with echo off (`-w` as the last argument), or, discouraged, from the
-// command line (`-w VALUE`, which prints a warning).
+// How `keysmith` takes a secret: from standard input as a line (`--stdin`, or `-w -`: one
+// trailing newline, LF or CR LF, is removed, for people and `echo`), from standard input
+// byte for byte (`--stdin-exact`, for programs), from a prompt on the terminal with echo off
+// (`-w` as the last argument), or, discouraged, from the command line (`-w VALUE`, which
+// prints a warning).
 
 /// Where a command was told to take its secret from.
 public enum SecretSource: Sendable, Hashable {
     /// The value was on the command line (`-w VALUE`): works, with a warning.
     case argument(String)
-    /// Standard input (`--stdin` or `-w -`), one trailing newline removed.
+    /// Standard input as a line (`--stdin` or `-w -`): one trailing newline, LF or CR LF, is
+    /// removed. On a terminal, a prompt without echo.
     case standardInput
+    /// Standard input byte for byte (`--stdin-exact`): nothing is removed, and a terminal is
+    /// refused (it would end the secret at Enter).
+    case exactStandardInput
     /// A prompt on the terminal, without echo (`-w` with no value).
     case prompt
 
@@ -31,6 +37,16 @@ public enum SecretSource: Sendable, Hashable {
 /// Reads secrets for commands. The standard-input reader can be replaced (the demo feeds
 /// its own secret), the terminal prompt always talks to a real terminal.
 public final class SecretInput {
+    /// The `--stdin-exact` option of a command that stores a secret.
+    /// - Parameter what: What the command stores, for the help ("secret", "key").
+    /// - Returns: The option.
+    public static func exactOption(of what: String) -> OptionSpec {
+        OptionSpec(
+            name: "stdin-exact", long: "stdin-exact",
+            help: "Read the \(what) from standard input byte for byte, for programs: nothing is removed, a trailing "
+                + "newline or carriage return included. A terminal is refused (use --stdin to be prompted).")
+    }
+
     /// The largest secret read from standard input (16 MiB).
     public static let maximumLength = 16 * 1024 * 1024
 
@@ -90,6 +106,23 @@ public final class SecretInput {
                 throw .failure(
                     "standard input was empty: no secret to store.",
                     recovery: "pipe the secret: printf '%s' \"$SECRET\" | keysmith ... --stdin, \(otherWay).")
+            }
+            return data
+        case .exactStandardInput:
+            if standardInputIsTerminal() {
+                throw .failure(
+                    "--stdin-exact reads a pipe or a file, not a terminal: typing would end the secret at Enter.",
+                    recovery: "pipe the bytes (keysmith ... --stdin-exact < FILE), or use --stdin to be prompted without echo.")
+            }
+            guard let data = readAllStandardInput() else {
+                throw .failure(
+                    "standard input could not be read, or is larger than 16 MiB.",
+                    recovery: "pipe the secret itself: keysmith ... --stdin-exact < FILE")
+            }
+            guard !data.isEmpty else {
+                throw .failure(
+                    "standard input was empty: no secret to store.",
+                    recovery: "pipe the secret's bytes: keysmith ... --stdin-exact < FILE, \(otherWay).")
             }
             return data
         case .prompt:

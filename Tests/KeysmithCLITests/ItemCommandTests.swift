@@ -53,6 +53,58 @@ struct ItemCommandTests {
         #expect(crlf.standardOutput == Data("crlf\n".utf8))
     }
 
+    @Test func exactStandardInputKeepsEveryByte() throws {
+        let home = TemporaryHome()
+        var random = SystemRandomNumberGenerator()
+        let binary = Data((0..<30).map { _ in UInt8.random(in: 0...255, using: &random) }) + Data([0x0D, 0x0A])
+        let secrets: [(String, Data)] = [
+            ("cr", Data("abc\r".utf8)), ("crlf", Data("abc\r\n".utf8)), ("lf", Data("abc\n".utf8)),
+            ("newlines", Data("\n\n".utf8)), ("binary", binary),
+        ]
+        for (account, secret) in secrets {
+            let added = try keysmith(
+                ["add-generic-password", "-s", "exact", "-a", account, "--stdin-exact"], home: home, standardInputBytes: secret)
+            #expect(added.status == 0, "\(added)")
+            let found = try keysmith(["find-generic-password", "-s", "exact", "-a", account, "-w"], home: home)
+            #expect(found.standardOutput == secret + Data([0x0A]), "\(account)")
+        }
+        // The internet-password command and -U take it too.
+        let internet = try keysmith(
+            ["add-internet-password", "-s", "git.example.com", "-a", "ci", "-U", "--stdin-exact"], home: home,
+            standardInputBytes: Data("token\r\n".utf8))
+        #expect(internet.status == 0, "\(internet)")
+        let found = try keysmith(["find-internet-password", "-s", "git.example.com", "-a", "ci", "-w"], home: home)
+        #expect(found.standardOutput == Data("token\r\n\n".utf8))
+    }
+
+    @Test func exactStandardInputRefusesEmptyInputAndOtherSources() throws {
+        let home = TemporaryHome()
+        let empty = try keysmith(["add-generic-password", "-s", "a", "-a", "b", "--stdin-exact"], home: home)
+        #expect(empty.status == 1, "\(empty)")
+        #expect(empty.stderr.contains("standard input was empty"))
+        let both = try keysmith(
+            ["add-generic-password", "-s", "a", "-a", "b", "--stdin", "--stdin-exact"], home: home, standardInput: "x")
+        #expect(both.status == 2, "\(both)")
+        #expect(both.stderr.contains("not both"))
+        let withPassword = try keysmith(
+            ["add-generic-password", "-s", "a", "-a", "b", "-w", "value", "--stdin-exact"], home: home, standardInput: "x")
+        #expect(withPassword.status == 2, "\(withPassword)")
+        let gone = try keysmith(["find-generic-password", "-s", "a", "-a", "b"], home: home)
+        #expect(gone.status == 44, "nothing was stored: \(gone)")
+    }
+
+    @Test func helpDescribesTheLineRuleAndTheExactInput() throws {
+        let home = TemporaryHome()
+        let help = try keysmith(["help", "add-generic-password"], home: home)
+        #expect(help.status == 0, "\(help)")
+        #expect(help.stdout.contains("--stdin-exact"))
+        #expect(help.stdout.contains("LF or CR LF"))
+        for command in [["help", "rotate"], ["help", "fleet"]] {
+            let text = try keysmith(command, home: home)
+            #expect(text.stdout.contains("--stdin-exact"), "\(command)")
+        }
+    }
+
     @Test func emptyStandardInputIsRefused() throws {
         let home = TemporaryHome()
         let result = try keysmith(["add-generic-password", "-s", "a", "-a", "b", "--stdin"], home: home, standardInput: "\n")

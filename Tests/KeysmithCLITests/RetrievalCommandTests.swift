@@ -186,6 +186,21 @@ struct RetrievalCommandTests {
         #expect(!FileManager.default.fileExists(atPath: home.keychain.path), "a usage error touches no keychain")
     }
 
+    @Test func rotateWithExactStandardInputKeepsEveryByte() throws {
+        let home = TemporaryHome()
+        let key = Data([0x00, 0xFF, 0x7F]) + Data("key\r\n".utf8)
+        let stored = try keysmith(
+            ["rotate", "signing_key", "--stdin-exact", "--version", "1", "--json"], home: home, standardInputBytes: key)
+        #expect(stored.status == 0, "\(stored)")
+        #expect(try stored.json()["bytes"] as? Int == key.count, "nothing removed")
+        let line = try keysmith(
+            ["rotate", "signing_key", "--stdin", "--version", "2", "--json"], home: home, standardInputBytes: key)
+        #expect(try line.json()["bytes"] as? Int == key.count - 2, "--stdin removes the CR LF")
+        let both = try keysmith(
+            ["rotate", "signing_key", "--stdin", "--stdin-exact", "--version", "3"], home: home, standardInputBytes: key)
+        #expect(both.status == 2, "\(both)")
+    }
+
     @Test func rotateThenResolveWithAMinimumVersion() throws {
         let home = TemporaryHome()
         let first = try keysmith(["rotate", "db_key", "--generate", "32", "--version", "2024.06.01"], home: home)

@@ -44,12 +44,12 @@ struct FleetRun {
 /// Runs `keysmith ARGUMENTS` in-process against the keychain in `home`, with `input` as
 /// standard input.
 func keysmith(
-    _ arguments: [String], home: URL, input: String? = nil, stdout: WaitingSink = WaitingSink(),
+    _ arguments: [String], home: URL, input: String? = nil, inputBytes: Data? = nil, stdout: WaitingSink = WaitingSink(),
     stderr: WaitingSink = WaitingSink()
 ) -> FleetRun {
     let output = Output(standardOutput: stdout, standardError: stderr)
     let secretInput = SecretInput(
-        readAllStandardInput: { input.map { Data($0.utf8) } }, standardInputIsTerminal: { false })
+        readAllStandardInput: { inputBytes ?? input.map { Data($0.utf8) } }, standardInputIsTerminal: { false })
     let status = KeysmithCommandLine.run(
         ["keysmith", "--keychain", home.path] + arguments, environment: ["KEYSMITH_HOME": home.path], output: output,
         secretInput: secretInput, fleet: .linked(FleetCommandImplementation()))
@@ -79,6 +79,27 @@ final class WatchResult: @unchecked Sendable {
 
 @Suite("keysmith fleet", .serialized)
 struct FleetCommandTests {
+    @Test("put --stdin-exact publishes every byte; --stdin drops one trailing CR LF")
+    func putWithExactStandardInput() async throws {
+        let cluster = try await EtcdTestCluster.start(members: 1)
+        defer { cluster.shutdown() }
+        let machine = FleetMachine()
+        var run = keysmith(
+            ["fleet", "init", "--endpoints", cluster.endpoints.joined(separator: ","), "--prefix", "/keysmith/exact"],
+            home: machine.home)
+        #expect(run.status == 0, "\(run.stderr)")
+        // 30 random bytes and a CR LF are published as 32 bytes; --stdin would drop the CR LF.
+        var random = SystemRandomNumberGenerator()
+        let exactKey = Data((0..<30).map { _ in UInt8.random(in: 0...255, using: &random) }) + Data([0x0D, 0x0A])
+        run = keysmith(["--json", "fleet", "put", "exact_key", "--version", "1", "--stdin-exact"], home: machine.home, inputBytes: exactKey)
+        #expect(run.status == 0, "\(run.stderr)")
+        var report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+        #expect(report?["bytes"] as? Int == 32, "\(run.stdout)")
+        run = keysmith(["--json", "fleet", "put", "exact_key", "--version", "2", "--stdin"], home: machine.home, inputBytes: exactKey)
+        report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+        #expect(report?["bytes"] as? Int == 30, "\(run.stdout)")
+    }
+
     @Test("init, put, list, resolve --fleet, export-key, join, watch and retire against etcd")
     func fleetCommands() async throws {
         let cluster = try await EtcdTestCluster.start(members: 1)

@@ -10,8 +10,18 @@ import Darwin
 // Runs the built `keysmith` binary as a subprocess in a temporary home. Nothing here changes
 // the test process's own environment, so the tests can run in parallel.
 
-/// The `keysmith` executable next to the test binary (the products directory).
+/// The directory of the tools under test when it is not the products directory:
+/// `KEYSMITH_TEST_TOOLS`, which `make test` sets to the `bin` directory `make install` filled, to
+/// run the command tests against the installed (statically linked, release) tools.
+func installedToolsDirectory() -> URL? {
+    guard let directory = ProcessInfo.processInfo.environment["KEYSMITH_TEST_TOOLS"], !directory.isEmpty else { return nil }
+    return URL(fileURLWithPath: directory)
+}
+
+/// The `keysmith` executable under test: the installed one (``installedToolsDirectory()``), else
+/// the one next to the test binary (the products directory).
 func keysmithExecutable() -> URL {
+    if let installed = installedToolsDirectory() { return installed.appendingPathComponent("keysmith") }
     let products = Bundle.main.executableURL?.deletingLastPathComponent()
         ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     var candidate = products
@@ -81,13 +91,15 @@ func subprocessEnvironment(home: TemporaryHome, extra: [String: String] = [:]) -
 }
 
 /// Runs `keysmith` with `--keychain HOME/keychain` (unless `useKeychainFlag` is false),
-/// feeding `standardInput` (empty when `nil`), and waits for it (at most 60 s).
+/// feeding `standardInput` (empty when `nil`; `standardInputBytes` instead, when given), and
+/// waits for it (at most 60 s).
 /// `standardOutputPath` sends standard output to that file instead of capturing it (for
 /// example `/dev/full`, to see what the tool does when its output cannot be written).
 @discardableResult
 func keysmith(
-    _ arguments: [String], home: TemporaryHome, standardInput: String? = nil, environment extra: [String: String] = [:],
-    useKeychainFlag: Bool = true, launcher: [String] = [], standardOutputPath: String? = nil
+    _ arguments: [String], home: TemporaryHome, standardInput: String? = nil, standardInputBytes: Data? = nil,
+    environment extra: [String: String] = [:], useKeychainFlag: Bool = true, launcher: [String] = [],
+    standardOutputPath: String? = nil
 ) throws -> RunResult {
     let directory = home.url
     let token = UUID().uuidString
@@ -96,7 +108,7 @@ func keysmith(
     let inputURL = directory.appendingPathComponent("stdin-\(token)")
     _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
     _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: inputURL.path, contents: Data((standardInput ?? "").utf8))
+    _ = FileManager.default.createFile(atPath: inputURL.path, contents: standardInputBytes ?? Data((standardInput ?? "").utf8))
     defer {
         for url in [outputURL, errorURL, inputURL] { try? FileManager.default.removeItem(at: url) }
     }

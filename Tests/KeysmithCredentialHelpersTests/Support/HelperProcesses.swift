@@ -10,8 +10,14 @@ import Darwin
 // Runs the built helpers, `keysmith` and `git` as subprocesses in a temporary home. Nothing
 // here changes the test process's own environment, so suites run in parallel.
 
-/// The products directory (where `swift build` puts the executables).
+/// The directory of the tools under test: `KEYSMITH_TEST_TOOLS` when set (`make test` sets it to
+/// the `bin` directory `make install` filled, to run these tests against the installed,
+/// statically linked release tools), else the products directory (where `swift build` puts the
+/// executables).
 func productsDirectory() -> URL {
+    if let installed = ProcessInfo.processInfo.environment["KEYSMITH_TEST_TOOLS"], !installed.isEmpty {
+        return URL(fileURLWithPath: installed)
+    }
     let start = Bundle.main.executableURL?.deletingLastPathComponent()
         ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     var candidate = start

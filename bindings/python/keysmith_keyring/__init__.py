@@ -5,9 +5,11 @@ username), so ``keysmith find-generic-password -s SERVICE -a USERNAME -w`` reads
 ``keyring.set_password(SERVICE, USERNAME, ...)`` wrote, and the other way round.
 
 The backend runs the ``keysmith`` executable: the password goes to it on standard input
-and comes back on standard output, never on a command line. Failures raise keyring's
-errors with keysmith's message (which never contains a secret); nothing falls back to a
-plaintext store.
+(``--stdin-exact``: every byte kept, a trailing carriage return or newline included) and
+comes back on standard output, never on a command line. Service and user names are passed
+so that keysmith can never read them as options, whatever they look like (``-s``, ``--``).
+Failures raise keyring's errors with keysmith's message (which never contains a secret);
+nothing falls back to a plaintext store.
 """
 
 from __future__ import annotations
@@ -71,10 +73,10 @@ class KeysmithKeyring(KeyringBackend):
             raise PasswordSetError(
                 "keysmith stores no empty password (nothing was changed): to remove the password, call delete_password"
             )
-        secret = password.encode("utf-8") + b"\n"  # keysmith removes exactly one trailing newline
+        secret = password.encode("utf-8")  # --stdin-exact stores every byte, trailing newlines included
         try:
             self._run(
-                ["add-generic-password", "-s", service, "-a", _account(username), "-U", "--stdin"],
+                ["add-generic-password", *_names(service, _account(username)), "-U", "--stdin-exact"],
                 stdin=secret,
                 error=PasswordSetError,
                 action="store the password",
@@ -85,15 +87,26 @@ class KeysmithKeyring(KeyringBackend):
     def get_password(self, service: str, username: str) -> Optional[str]:
         """The password for ``service`` and ``username``, or None when there is none."""
         result = self._run(
-            ["find-generic-password", "-s", service, "-a", _account(username), "-w"],
+            ["find-generic-password", *_names(service, _account(username)), "-w"],
             error=KeyringError,
             action="read the password",
             missing_ok=True,
         )
         if result is None:
             return None
+        # keysmith ends the secret with one newline of its own.
         data = result[:-1] if result.endswith(b"\n") else result
-        return data.decode("utf-8")
+        text = _text(data)
+        data = result = b""
+        if text is None:
+            # Raised outside any handler: the error holds no decoding error, so no byte of the
+            # secret and no reference to it.
+            raise KeyringError(
+                f"could not read the password for service {service!r} and username {username!r}: the stored "
+                "secret is not UTF-8 text, so it cannot be returned as a Python string; read its bytes with "
+                "keysmith find-generic-password -w"
+            )
+        return text
 
     def delete_password(self, service: str, username: str) -> None:
         """Deletes the password for ``service`` and ``username``.
@@ -101,7 +114,7 @@ class KeysmithKeyring(KeyringBackend):
         Raises PasswordDeleteError when there is none, as keyring's backends do.
         """
         result = self._run(
-            ["delete-generic-password", "-s", service, "-a", _account(username)],
+            ["delete-generic-password", *_names(service, _account(username))],
             error=PasswordDeleteError,
             action="delete the password",
             missing_ok=True,
@@ -114,7 +127,7 @@ class KeysmithKeyring(KeyringBackend):
         for the first account stored for the service."""
         if username is None:
             found = self._run(
-                ["--json", "find-generic-password", "-s", service],
+                ["--json", "find-generic-password", *_option("-s", service)],
                 error=KeyringError,
                 action="find the service's account",
                 missing_ok=True,
@@ -135,7 +148,7 @@ class KeysmithKeyring(KeyringBackend):
             raise KeyringError("the keysmith executable was not found (set KEYSMITH_EXECUTABLE or put keysmith on the PATH)")
         command = [executable]
         if self.keychain:
-            command += ["--keychain", self.keychain]
+            command += _option("--keychain", self.keychain)
         return command + arguments
 
     def _run(self, arguments, *, error, action, stdin=b"", missing_ok=False) -> Optional[bytes]:
@@ -157,6 +170,34 @@ class KeysmithKeyring(KeyringBackend):
         if LOCKED_STATUS in message:
             raise KeyringLocked(f"could not {action}: {message}")
         raise error(f"could not {action}: {message}")
+
+
+def _option(flag: str, value: str) -> List[str]:
+    """``flag`` with ``value``, in a form keysmith can never read as another option.
+
+    A value that starts with a dash (``-U``, ``--json``, ``--``) is joined to a one-letter flag
+    (``-s--json``): keysmith takes everything after the letter as the value. Any other value
+    is the next argument (``-s`` ``VALUE``), which keysmith takes as it is, since only words
+    starting with a dash are options; so is the empty value.
+    """
+    if value.startswith("-"):
+        if flag.startswith("--"):
+            return [f"{flag}={value}"]
+        return [flag + value]
+    return [flag, value]
+
+
+def _names(service: str, account: str) -> List[str]:
+    """The ``-s`` and ``-a`` arguments that select one generic password."""
+    return _option("-s", service) + _option("-a", account)
+
+
+def _text(data: bytes) -> Optional[str]:
+    """``data`` as UTF-8 text, or None when it is not (without keeping the decoding error)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _account(username: Optional[str]) -> str:

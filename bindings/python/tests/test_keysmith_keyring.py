@@ -185,3 +185,77 @@ def test_an_empty_password_is_refused_with_a_reason_for_python_and_keeps_the_sto
     assert "empty password" in str(raised.value)
     assert "--stdin" not in str(raised.value)
     assert backend.get_password("empty-pw.example.com", "deploy") == password
+
+
+def test_passwords_ending_in_a_carriage_return_or_newlines_are_kept_exactly(home):
+    backend = KeysmithKeyring()
+    for password in ["abc\r", "abc\r\n", "\r", "\n", "abc\n\n", "\r\n\r\n", "line\r\nline\r"]:
+        backend.set_password("cr.example.com", "u", password)
+        assert backend.get_password("cr.example.com", "u") == password, repr(password)
+
+
+OPTION_LIKE_NAMES = ["-s", "-w", "--json", "--", "-U", "-a", "-", "--stdin", "--stdin-exact", "-sx", "--keychain=x", "-w-", "-Uw"]
+
+
+def test_names_that_look_like_options_reach_their_own_item(home, keysmith):
+    backend = KeysmithKeyring()
+    stored = {}
+    for index, name in enumerate(OPTION_LIKE_NAMES):
+        # As a service, as a username, and as both.
+        for service, username in [(name, "plain-user"), ("option-names.example.com", name), (name, name)]:
+            password = f"{index}-{secret()}"
+            backend.set_password(service, username, password)
+            stored[(service, username)] = password
+    for (service, username), password in stored.items():
+        assert backend.get_password(service, username) == password, (service, username)
+        credential = backend.get_credential(service, username)
+        assert (credential.username, credential.password) == (username, password)
+    # Each name is one item of its own in keysmith too.
+    for name in OPTION_LIKE_NAMES:
+        found = run([keysmith, "find-generic-password", "-s", "option-names.example.com", "-a" + name, "-w"])
+        assert found.stdout.decode() == stored[("option-names.example.com", name)] + "\n", name
+    for service, username in stored:
+        backend.delete_password(service, username)
+        assert backend.get_password(service, username) is None, (service, username)
+    for service, username in stored:
+        with pytest.raises(PasswordDeleteError):
+            backend.delete_password(service, username)
+
+
+def test_a_service_named_like_an_option_without_a_username_finds_its_account(home):
+    backend = KeysmithKeyring()
+    password = secret()
+    backend.set_password("--json", "-w", password)
+    anyone = backend.get_credential("--json", None)
+    assert (anyone.username, anyone.password) == ("-w", password)
+
+
+def test_a_keychain_path_starting_with_a_dash_is_passed_as_a_path(home, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    backend = KeysmithKeyring()
+    backend.keychain = "-keychain"
+    password = secret()
+    backend.set_password("dash-path.example.com", "u", password)
+    assert backend.get_password("dash-path.example.com", "u") == password
+    assert (tmp_path / "-keychain").is_dir()
+
+
+def test_a_stored_secret_that_is_not_utf8_raises_a_keyring_error_holding_none_of_it(home, keysmith):
+    stored = b"\xff\xfeNOT-TEXT-SECRET\x80"
+    added = subprocess.run(
+        [keysmith, "add-generic-password", "-s", "binary.example.com", "-a", "u", "--stdin"],
+        input=stored, capture_output=True, check=False,
+    )
+    assert added.returncode == 0, added.stderr
+    with pytest.raises(KeyringError) as raised:
+        KeysmithKeyring().get_password("binary.example.com", "u")
+    error = raised.value
+    assert not isinstance(error, UnicodeDecodeError)
+    assert error.__cause__ is None and error.__context__ is None
+    text = str(error) + repr(error) + repr(error.args)
+    for fragment in ["NOT-TEXT-SECRET", "\\xff", "0xff", "\\xfe", "0xfe", "\\x80", "0x80"]:
+        assert fragment not in text, fragment
+    assert "UTF-8" in str(error)
+    assert all(not isinstance(argument, (bytes, bytearray)) for argument in error.args)
+    with pytest.raises(KeyringError):
+        KeysmithKeyring().get_credential("binary.example.com", "u")
