@@ -23,9 +23,11 @@ package enum NewKeyBytes {
             }
             count = value
         }
-        let given = [arguments.contains("stdin"), arguments.contains("stdin-exact"), count != nil].filter { $0 }.count
-        guard given <= 1 else {
-            throw invocation.usageError("give the key with one of --stdin, --stdin-exact or --generate")
+        if arguments.contains("stdin") && arguments.contains("stdin-exact") {
+            throw invocation.usageError("give --stdin (a line) or --stdin-exact (every byte), not both")
+        }
+        if count != nil, let read = ["stdin", "stdin-exact"].first(where: arguments.contains) {
+            throw invocation.usageError("give the key with --\(read) or --generate, not both")
         }
         if let count {
             self = .generated(count: count)
