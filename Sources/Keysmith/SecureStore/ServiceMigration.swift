@@ -153,7 +153,7 @@ public struct ServiceMigration: Sendable {
     }
 
     private var sameItems: Bool {
-        sharesScope && source.accessGroup == destination.accessGroup
+        sharesScope && ExactName.same(source.accessGroup, destination.accessGroup)
     }
 
     /// Whether both stores select items of the same class, service and synchronizable
