@@ -52,7 +52,8 @@ public struct ExactName: Sendable, Hashable, Comparable, ExpressibleByStringLite
     public func hash(into hasher: inout Hasher) {
         let hashed = text.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         if hashed == nil {
-            for byte in text.utf8 { hasher.combine(byte) }
+            // A bridged string without contiguous UTF-8: the same bytes, copied.
+            Array(text.utf8).withUnsafeBytes { hasher.combine(bytes: $0) }
         }
         hasher.combine(text.utf8.count)
     }
