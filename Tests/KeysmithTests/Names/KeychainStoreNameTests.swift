@@ -75,3 +75,20 @@ struct KeychainStoreNameTests {
         #expect(hostA != hostB)
     }
 }
+
+/// The attributes of twin items are different values.
+struct KeychainItemAttributesNameTests {
+    @Test func test_attributesOfTwinKeys_areDifferent() throws {
+        try withTemporaryKeychain {
+            let store = try KeychainStore(service: uniqueService())
+            try store.set("same", for: precomposed)
+            try store.set("same", for: decomposed)
+            let items = try store.allAttributes()
+            #expect(items.count == 2)
+            guard items.count == 2 else { return }
+            // Same dates may come back for both; the keys alone tell them apart.
+            #expect(items[0] != items[1])
+            #expect(Set(items).count == 2)
+        }
+    }
+}
