@@ -16,6 +16,10 @@
  *     readable message with the cause and the fix. Messages name services and keys,
  *     never a value.
  *   - Strings are NUL-terminated UTF-8. Values are (pointer, length) byte ranges.
+ *   - Names (services, keys, prefixes, namespaces, access groups) are compared byte for
+ *     byte, never by Unicode equivalence: "jos\xc3\xa9" (precomposed) and "jose\xcc\x81"
+ *     (e and a combining accent) are two names with their own items.
+ *   - keysmith_set succeeds whatever a concurrent keysmith_remove of the same key does.
  *   - Buffers the library returns (values, key lists, reports) are freed with
  *     keysmith_free, which zeroes them first. Never pass them to free().
  *   - Every function may be called from any thread at the same time; a keysmith_store is
@@ -77,7 +81,7 @@ typedef struct keysmith_store keysmith_store;
 
 /** A list of strings in one library-allocated block: free it with keysmith_free(list.items). */
 typedef struct keysmith_string_list {
-    /** The strings, sorted; NULL when count is 0. */
+    /** The strings, each once, in byte order (strcmp order); NULL when count is 0. */
     char **items;
     /** How many there are. */
     size_t count;
@@ -142,15 +146,18 @@ int32_t keysmith_contains(const keysmith_store *store, const char *service, cons
 /** Removes the item under key in service; removing a missing item succeeds. */
 int32_t keysmith_remove(const keysmith_store *store, const char *service, const char *key, keysmith_error *error);
 
-/** The keys of service, sorted, in *out_keys (free out_keys->items with keysmith_free). */
+/** The keys of service, each once, in byte order, in *out_keys (free out_keys->items with
+    keysmith_free). Names are bytes: "jos\xc3\xa9" and "jose\xcc\x81" are two keys, both listed;
+    a key held in several access groups (a store opened with a NULL group) is listed once. */
 int32_t keysmith_keys(const keysmith_store *store, const char *service, keysmith_string_list *out_keys,
                       keysmith_error *error);
 
 /** Removes every item of service, and only of it. */
 int32_t keysmith_remove_all(const keysmith_store *store, const char *service, keysmith_error *error);
 
-/** The services of generic passwords this store can see that start with prefix (an empty
-    prefix lists all), sorted, in *out_services (free out_services->items with keysmith_free). */
+/** The services of generic passwords this store can see whose bytes start with prefix's
+    bytes (an empty prefix lists all), each once, in byte order, in *out_services (free
+    out_services->items with keysmith_free). */
 int32_t keysmith_services(const keysmith_store *store, const char *prefix, keysmith_string_list *out_services,
                           keysmith_error *error);
 

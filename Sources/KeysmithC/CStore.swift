@@ -28,8 +28,10 @@ final class CStore: Sendable {
 
     /// The keychain stores of the services read through this store, so a read does not
     /// check and build its store again; at most ``maximumCachedStores`` are kept (the
-    /// least recently added go first).
-    private let readStores = Mutex<(stores: [String: KeychainStore], order: [String])>(([:], []))
+    /// least recently added go first). Keyed by the service's bytes: two services that
+    /// differ only in Unicode form (`account_jos\u{E9}`, `account_jose\u{301}`) are two
+    /// services with their own items, never one cache entry.
+    private let readStores = Mutex<(stores: [ExactName: KeychainStore], order: [ExactName])>(([:], []))
     private static let maximumCachedStores = 64
 
     /// The store that reads `service` (the one ``KeychainStoreProvider/store(for:protection:)``
@@ -38,12 +40,13 @@ final class CStore: Sendable {
     /// - Returns: The store.
     /// - Throws: ``KeychainError`` for an unusable service.
     func readStore(for service: String) throws(KeychainError) -> KeychainStore {
-        if let cached = readStores.withLock({ $0.stores[service] }) { return cached }
+        let name = ExactName(service)
+        if let cached = readStores.withLock({ $0.stores[name] }) { return cached }
         let store = try provider.store(for: service)
         readStores.withLock { cache in
-            guard cache.stores[service] == nil else { return }
-            cache.stores[service] = store
-            cache.order.append(service)
+            guard cache.stores[name] == nil else { return }
+            cache.stores[name] = store
+            cache.order.append(name)
             if cache.order.count > Self.maximumCachedStores { cache.stores[cache.order.removeFirst()] = nil }
         }
         return store

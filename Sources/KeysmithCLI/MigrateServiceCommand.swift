@@ -1,4 +1,5 @@
 import Foundation
+import Keysmith
 import KeychainServices
 
 // `keysmith migrate-service OLD NEW`: moves every generic password of service OLD to
@@ -56,7 +57,10 @@ enum MigrateServiceCommand {
         }
         let (old, new) = (positionals[0], positionals[1])
         guard !old.isEmpty, !new.isEmpty else { throw invocation.usageError("the service names may not be empty") }
-        guard old != new else { throw invocation.usageError("OLD and NEW are the same service; nothing to move") }
+        // Services compare byte for byte: "jos\u{E9}" and "jose\u{301}" are two services.
+        guard ExactName(old) != ExactName(new) else {
+            throw invocation.usageError("OLD and NEW are the same service; nothing to move")
+        }
         let output = invocation.output
         let group = invocation.settings.queryAccessGroup
 
@@ -80,7 +84,7 @@ enum MigrateServiceCommand {
         } else if listed.status != errSecItemNotFound {
             throw invocation.keychainError(listed, .generic)
         }
-        items.sort { $0.accountText < $1.accountText }
+        items.sort { ExactName($0.accountText) < ExactName($1.accountText) }
 
         var moved: [String] = []
         var alreadyPresent: [String] = []

@@ -171,13 +171,17 @@ struct RetrievalSetup {
         // A failure here is the lookup's to report; this is only a second look.
         guard SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess else { return }
         let rows = (result as? [NSDictionary]) ?? (result as? NSDictionary).map { [$0] } ?? []
-        var groupsByAccount: [String: [String]] = [:]
-        var order: [String] = []
+        // Accounts and groups compare byte for byte: two accounts that differ only in Unicode
+        // form are two accounts, each perhaps in one group.
+        var groupsByAccount: [ExactName: [String]] = [:]
+        var order: [ExactName] = []
         for row in rows {
-            let account = AttributeCatalog.describe((row[kSecAttrAccount as String] ?? "") as AnyObject)
+            let account = ExactName(AttributeCatalog.describe((row[kSecAttrAccount as String] ?? "") as AnyObject))
             guard let group = row[kSecAttrAccessGroup as String] as? String else { continue }
             if groupsByAccount[account] == nil { order.append(account) }
-            if !(groupsByAccount[account] ?? []).contains(group) { groupsByAccount[account, default: []].append(group) }
+            if !(groupsByAccount[account] ?? []).contains(where: { ExactName($0) == ExactName(group) }) {
+                groupsByAccount[account, default: []].append(group)
+            }
         }
         for account in order {
             guard let groups = groupsByAccount[account], groups.count > 1 else { continue }

@@ -59,6 +59,24 @@ public struct InternetServer: Sendable, Hashable, CustomStringConvertible {
         self.securityDomain = securityDomain
     }
 
+    /// Whether the two name the same server: every attribute equal, the host, path and
+    /// security domain byte for byte (as the keychain compares them).
+    public static func == (lhs: InternetServer, rhs: InternetServer) -> Bool {
+        ExactName(lhs.host) == ExactName(rhs.host) && lhs.protocol == rhs.protocol && lhs.port == rhs.port
+            && ExactName.same(lhs.path, rhs.path) && lhs.authenticationType == rhs.authenticationType
+            && ExactName.same(lhs.securityDomain, rhs.securityDomain)
+    }
+
+    /// Hashes every attribute, the names by their bytes.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ExactName(host))
+        hasher.combine(`protocol`)
+        hasher.combine(port)
+        hasher.combine(path.map { ExactName($0) })
+        hasher.combine(authenticationType)
+        hasher.combine(securityDomain.map { ExactName($0) })
+    }
+
     /// For example `https://api.example.com:443/v1`.
     public var description: String {
         var text = "\(`protocol`.rawValue)://\(host)"

@@ -54,6 +54,29 @@ public struct KeychainItemAttributes: Sendable, Hashable, CustomStringConvertibl
         self.hasAccessControl = dictionary[kSecAttrAccessControl as String] != nil
     }
 
+    /// Whether the two describe the same attributes, the names (key, service, access group,
+    /// label, comment) compared byte for byte, as the keychain compares them.
+    public static func == (lhs: KeychainItemAttributes, rhs: KeychainItemAttributes) -> Bool {
+        ExactName(lhs.key) == ExactName(rhs.key) && ExactName.same(lhs.service, rhs.service)
+            && ExactName.same(lhs.accessGroup, rhs.accessGroup) && ExactName.same(lhs.label, rhs.label)
+            && ExactName.same(lhs.comment, rhs.comment) && lhs.creationDate == rhs.creationDate
+            && lhs.modificationDate == rhs.modificationDate && lhs.accessibility == rhs.accessibility
+            && lhs.accessibilityRawValue == rhs.accessibilityRawValue && lhs.isSynchronizable == rhs.isSynchronizable
+            && lhs.hasAccessControl == rhs.hasAccessControl
+    }
+
+    /// Hashes every attribute, the names by their bytes.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ExactName(key))
+        for name in [service, accessGroup, label, comment] { hasher.combine(name.map { ExactName($0) }) }
+        hasher.combine(creationDate)
+        hasher.combine(modificationDate)
+        hasher.combine(accessibility)
+        hasher.combine(accessibilityRawValue)
+        hasher.combine(isSynchronizable)
+        hasher.combine(hasAccessControl)
+    }
+
     /// A string attribute, whether it came back as a string or as UTF-8 data.
     static func string(_ value: Any?) -> String? {
         if let string = value as? String { return string }

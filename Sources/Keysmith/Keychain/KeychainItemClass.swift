@@ -43,6 +43,28 @@ public enum KeychainItemClass: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether the two select the same items: the same class, and the same service or
+    /// server, compared byte for byte (as the keychain compares them).
+    public static func == (lhs: KeychainItemClass, rhs: KeychainItemClass) -> Bool {
+        switch (lhs, rhs) {
+        case (.genericPassword(let left), .genericPassword(let right)): return ExactName(left) == ExactName(right)
+        case (.internetPassword(let left), .internetPassword(let right)): return left == right
+        default: return false
+        }
+    }
+
+    /// Hashes the class and the bytes of the service, or the server.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .genericPassword(let service):
+            hasher.combine(0)
+            hasher.combine(ExactName(service))
+        case .internetPassword(let server):
+            hasher.combine(1)
+            hasher.combine(server)
+        }
+    }
+
     /// For example `genericPassword(com.example.auth)` or `internetPassword(https://api.example.com:443)`.
     public var description: String {
         switch self {

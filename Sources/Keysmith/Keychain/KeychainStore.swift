@@ -39,7 +39,9 @@ import KeychainServices
 ///
 /// Thread safety: `KeychainStore` is an immutable `Sendable` value and Keychain Services is
 /// thread-safe, so one store can be used from any thread or task. Concurrent `set`s of the
-/// same key resolve to one of the values (a lost add race is retried as an update). The
+/// same key resolve to one of the values (a lost add race is retried as an update), and a
+/// `set` racing a `remove` of the same key still succeeds (an item removed under it is added
+/// again). The
 /// `async` variants run the blocking keychain call on the global concurrent executor, off
 /// the caller's actor (the main actor included).
 ///
@@ -358,14 +360,21 @@ public struct KeychainStore: Sendable {
         }
     }
 
-    /// The keys of all this store's items, sorted.
+    /// The keys of all this store's items, each once, in UTF-8 byte order.
+    ///
+    /// Keys are compared byte for byte: `"jos\u{E9}"` and `"jose\u{301}"` are two keys and
+    /// both are listed. A key held in several access groups (a store without an access
+    /// group reads all the app's groups) is listed once; ``allAttributes()`` lists each item
+    /// with its group.
     /// - Returns: The keys; empty when there are none.
     /// - Throws: ``KeychainError`` (not when there are no items).
     public func allKeys() throws(KeychainError) -> [String] {
-        try allAttributes().map(\.key).sorted()
+        ExactName.distinctSorted(try allAttributes().map(\.key))
     }
 
-    /// The metadata of all this store's items, sorted by key; never their data.
+    /// The metadata of all this store's items, one entry per item, never their data: sorted
+    /// by key, then access group, in UTF-8 byte order. A key held in two access groups is two
+    /// items, each with its ``KeychainItemAttributes/accessGroup``.
     /// - Returns: The attributes; empty when there are none.
     /// - Throws: ``KeychainError`` (not when there are no items).
     public func allAttributes() throws(KeychainError) -> [KeychainItemAttributes] {
@@ -377,10 +386,10 @@ public struct KeychainStore: Sendable {
         switch status {
         case errSecSuccess:
             let items = (result as? [Any]) ?? []
-            var seen = Set<String>()
+            var seen = Set<ItemName>()
             return items.compactMap { ($0 as? [String: Any]).flatMap(KeychainItemAttributes.init(dictionary:)) }
-                .filter { seen.insert($0.key + "\u{0}" + ($0.accessGroup ?? "")).inserted }
-                .sorted { $0.key < $1.key }
+                .filter { seen.insert(ItemName($0)).inserted }
+                .sorted { ItemName($0) < ItemName($1) }
         case errSecItemNotFound:
             return []
         default:
@@ -443,19 +452,30 @@ public struct KeychainStore: Sendable {
         if let label { changes[kSecAttrLabel as String] = label }
         if let comment { changes[kSecAttrComment as String] = comment }
 
-        let updated = call(.update, key: key) { SecItemUpdate(query as CFDictionary, changes as CFDictionary) }
-        if updated == errSecSuccess { return }
-        guard updated == errSecItemNotFound else { throw failure(updated, .update, key: key) }
-
         let addition = query.merging(changes) { _, new in new }
-        let added = call(.add, key: key) { SecItemAdd(addition as CFDictionary, nil) }
-        if added == errSecSuccess { return }
-        guard added == errSecDuplicateItem else { throw failure(added, .add, key: key) }
+        // Update the item; when it is missing, add it; when another writer added it in
+        // between, update again; when a concurrent remove took it away in between, add
+        // again. Each lost round means another thread or process both wrote and removed
+        // the key meanwhile, so a set succeeds whatever a concurrent remove does; the bound
+        // only stops a loop that other writers would otherwise keep going for ever.
+        var lastStatus: OSStatus = errSecSuccess
+        var lastOperation = KeychainError.Operation.update
+        for _ in 0..<Self.maximumWriteRounds {
+            let updated = call(.update, key: key) { SecItemUpdate(query as CFDictionary, changes as CFDictionary) }
+            if updated == errSecSuccess { return }
+            guard updated == errSecItemNotFound else { throw failure(updated, .update, key: key) }
 
-        // Another thread or process added the item between our update and add: update it.
-        let retried = call(.update, key: key) { SecItemUpdate(query as CFDictionary, changes as CFDictionary) }
-        guard retried == errSecSuccess else { throw failure(retried, .update, key: key) }
+            let added = call(.add, key: key) { SecItemAdd(addition as CFDictionary, nil) }
+            if added == errSecSuccess { return }
+            guard added == errSecDuplicateItem else { throw failure(added, .add, key: key) }
+            (lastStatus, lastOperation) = (added, .add)
+        }
+        throw failure(lastStatus, lastOperation, key: key)
     }
+
+    /// How many update-then-add rounds a write tries while concurrent writers and removers
+    /// of the same key keep winning the race between them.
+    static let maximumWriteRounds = 64
 
     func read(_ key: String, prompt: String?) throws(KeychainError) -> Data? {
         try validate(key)
@@ -635,5 +655,25 @@ public struct KeychainStore: Sendable {
         KeychainError(
             status: status, operation: operation, service: service, key: key, detail: diagnosisOfLastCall(),
             fix: status == errSecInteractionNotAllowed ? recoveryOfLastCall() : nil)
+    }
+}
+
+/// The key and access group of one item, byte for byte: what tells two items of a store apart.
+private struct ItemName: Hashable, Comparable {
+    let key: ExactName
+    let accessGroup: ExactName?
+
+    init(_ attributes: KeychainItemAttributes) {
+        key = ExactName(attributes.key)
+        accessGroup = attributes.accessGroup.map { ExactName($0) }
+    }
+
+    static func < (lhs: ItemName, rhs: ItemName) -> Bool {
+        if lhs.key != rhs.key { return lhs.key < rhs.key }
+        switch (lhs.accessGroup, rhs.accessGroup) {
+        case (nil, nil), (_, nil): return false
+        case (nil, _): return true
+        case (let left?, let right?): return left < right
+        }
     }
 }

@@ -72,7 +72,7 @@ public struct CompiledKeySource: KeySource, CustomStringConvertible, CustomDebug
             children: [
                 "environmentTag": environmentTag,
                 "keys": entries.keys.sorted().map { name in
-                    "\(name)@" + (entries[name] ?? []).map(\.version).joined(separator: ",")
+                    "\(name.text)@" + (entries[name] ?? []).map(\.version).joined(separator: ",")
                 },
             ], displayStyle: .struct)
     }
@@ -85,7 +85,8 @@ public struct CompiledKeySource: KeySource, CustomStringConvertible, CustomDebug
     public let environmentTag: String
 
     private let salt: [UInt8]
-    private let entries: [String: [Entry]]
+    /// By key name, byte for byte: names that differ only in Unicode form are two keys.
+    private let entries: [ExactName: [Entry]]
 
     /// Creates a source from generated tables (generated code calls this).
     /// - Parameters:
@@ -95,8 +96,8 @@ public struct CompiledKeySource: KeySource, CustomStringConvertible, CustomDebug
     public init(environmentTag: String, salt: [UInt8], entries: [Entry]) {
         self.environmentTag = environmentTag
         self.salt = salt
-        var table: [String: [Entry]] = [:]
-        for entry in entries { table[entry.name, default: []].append(entry) }
+        var table: [ExactName: [Entry]] = [:]
+        for entry in entries { table[ExactName(entry.name), default: []].append(entry) }
         self.entries = table
     }
 
@@ -104,7 +105,7 @@ public struct CompiledKeySource: KeySource, CustomStringConvertible, CustomDebug
     /// - Parameter name: The exact key name.
     /// - Returns: One record per version; empty when there is none.
     public func lookup(_ name: String) -> [KeyInfo] {
-        guard let versions = entries[name] else { return [] }
+        guard let versions = entries[ExactName(name)] else { return [] }
         return versions.map { entry in
             KeyInfo(
                 identifier: name, matchedName: name, version: entry.version,
@@ -114,10 +115,10 @@ public struct CompiledKeySource: KeySource, CustomStringConvertible, CustomDebug
         }
     }
 
-    /// Every compiled key name, sorted.
+    /// Every compiled key name, in UTF-8 byte order.
     /// - Returns: The names.
     public func identifiers() -> [String] {
-        entries.keys.sorted()
+        entries.keys.sorted().map(\.text)
     }
 
     /// XOR with a key stream made from the salt, the nonce and the position. The same call

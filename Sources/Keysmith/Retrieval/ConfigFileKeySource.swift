@@ -60,7 +60,8 @@ public struct ConfigFileKeySource: KeySource, CustomStringConvertible, CustomDeb
     /// The file's path (or the name given to in-memory content), for messages and audits.
     public let path: String
 
-    private let entries: [String: [Entry]]
+    /// By key name, byte for byte: names that differ only in Unicode form are two keys.
+    private let entries: [ExactName: [Entry]]
 
     /// Reads and checks a key file.
     /// - Parameters:
@@ -97,9 +98,9 @@ public struct ConfigFileKeySource: KeySource, CustomStringConvertible, CustomDeb
             throw KeyRetrievalError.malformedFile(
                 path: path, key: nil, reason: "the top level must be a dictionary of key names to entries")
         }
-        var table: [String: [Entry]] = [:]
+        var table: [ExactName: [Entry]] = [:]
         for entry in try ConfigFileKeySource.parseEntries(dictionary, path: path, defaultVersion: nil) {
-            table[entry.name, default: []].append(entry)
+            table[ExactName(entry.name), default: []].append(entry)
         }
         self.entries = table
     }
@@ -128,7 +129,7 @@ public struct ConfigFileKeySource: KeySource, CustomStringConvertible, CustomDeb
     /// - Parameter name: The exact key name.
     /// - Returns: One record per version; empty when the file has no such key.
     public func lookup(_ name: String) -> [KeyInfo] {
-        guard let versions = entries[name] else { return [] }
+        guard let versions = entries[ExactName(name)] else { return [] }
         return versions.map { entry in
             KeyInfo(
                 identifier: name, matchedName: name, version: entry.version, data: entry.data,
@@ -137,10 +138,10 @@ public struct ConfigFileKeySource: KeySource, CustomStringConvertible, CustomDeb
         }
     }
 
-    /// Every key name in the file, sorted.
+    /// Every key name in the file, in UTF-8 byte order.
     /// - Returns: The names.
     public func identifiers() -> [String] {
-        entries.keys.sorted()
+        entries.keys.sorted().map(\.text)
     }
 
     // MARK: Descriptions (never key bytes)
@@ -161,7 +162,7 @@ public struct ConfigFileKeySource: KeySource, CustomStringConvertible, CustomDeb
             children: [
                 "format": format.rawValue, "path": path,
                 "keys": entries.keys.sorted().map { name in
-                    "\(name)@" + (entries[name] ?? []).map(\.version).joined(separator: ",")
+                    "\(name.text)@" + (entries[name] ?? []).map(\.version).joined(separator: ",")
                 },
             ], displayStyle: .struct)
     }

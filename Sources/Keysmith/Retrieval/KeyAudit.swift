@@ -132,7 +132,7 @@ public struct KeyAudit: Sendable, CustomStringConvertible {
     /// - Parameter identifier: The identifier as stored.
     /// - Returns: The entry, or `nil`.
     public func entry(_ identifier: String) -> Entry? {
-        entries.first { $0.identifier == identifier }
+        entries.first { ExactName($0.identifier) == ExactName(identifier) }
     }
 
     /// The readable report.
@@ -162,7 +162,10 @@ public struct KeyAudit: Sendable, CustomStringConvertible {
         var listed = 0
         for (source, _) in all {
             do {
-                for name in try source.identifiers() where !names.contains(name) { names.append(name) }
+                // Byte for byte: names that differ only in Unicode form are two keys.
+                for name in try source.identifiers() where !names.contains(where: { ExactName($0) == ExactName(name) }) {
+                    names.append(name)
+                }
                 listed += 1
             } catch {
                 sourceWarnings.append(.sourceUnavailable(source: source.sourceDescription, message: "\(error)"))
@@ -177,14 +180,15 @@ public struct KeyAudit: Sendable, CustomStringConvertible {
         for name in names {
             let candidates = KeyCandidates.names(for: name)
             let merged = identifiers.contains { identifier in
-                candidates.contains(identifier) && KeyCandidates.names(for: identifier).contains(name)
+                candidates.contains { ExactName($0) == ExactName(identifier) }
+                    && KeyCandidates.names(for: identifier).contains { ExactName($0) == ExactName(name) }
             }
             if !merged { identifiers.append(name) }
         }
 
         var entries: [Entry] = []
         for identifier in identifiers {
-            entries.append(entry(for: identifier, sources: all, snapshot: snapshot, allNames: Set(names)))
+            entries.append(entry(for: identifier, sources: all, snapshot: snapshot, allNames: Set(names.map { ExactName($0) })))
         }
         return KeyAudit(
             environmentTag: snapshot.environment.tag, isRelease: snapshot.environment.isRelease,
@@ -197,7 +201,7 @@ public struct KeyAudit: Sendable, CustomStringConvertible {
 
     private static func entry(
         for identifier: String, sources: [(source: any KeySource, consulted: Bool)], snapshot: KeyRetriever.Snapshot,
-        allNames: Set<String>
+        allNames: Set<ExactName>
     ) -> Entry {
         // Every copy reachable through the candidates, in lookup order.
         var copies: [(copy: Copy, records: [KeyInfo], sourceIndex: Int)] = []
@@ -230,7 +234,7 @@ public struct KeyAudit: Sendable, CustomStringConvertible {
                 effectiveIndex = copies.firstIndex { candidate in
                     candidate.copy.isConsulted && candidate.copy.source == info.source
                         && candidate.copy.sourceDescription == info.sourceDescription
-                        && candidate.copy.name == info.matchedName
+                        && ExactName(candidate.copy.name) == ExactName(info.matchedName)
                 }
             }
         } catch {
@@ -294,7 +298,7 @@ public struct KeyAudit: Sendable, CustomStringConvertible {
 
         if KeyCandidates.hasEnvironmentSuffix(identifier),
             copies.allSatisfy({ KeyCandidates.hasEnvironmentSuffix($0.copy.name) }),
-            let bare = KeyCandidates.strippingEnvironmentSuffix(identifier), !allNames.contains(bare)
+            let bare = KeyCandidates.strippingEnvironmentSuffix(identifier), !allNames.contains(ExactName(bare))
         {
             warnings.append(.onlyUnderEnvironmentSuffix(identifier: identifier))
         }

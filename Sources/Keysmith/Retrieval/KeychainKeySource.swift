@@ -60,6 +60,12 @@ public struct KeychainKeySource: KeySource {
         let version: String
         let accessGroup: String?
         let data: Data?
+
+        /// Whether `other` is the same keychain item: the same account and access group,
+        /// byte for byte.
+        func isSameItem(as other: Item) -> Bool {
+            ExactName(account) == ExactName(other.account) && ExactName.same(accessGroup, other.accessGroup)
+        }
     }
 
     // MARK: KeySource
@@ -80,7 +86,7 @@ public struct KeychainKeySource: KeySource {
         }
     }
 
-    /// Every key name under the service, sorted.
+    /// Every key name under the service, each once (byte for byte), in UTF-8 byte order.
     /// - Returns: The names.
     /// - Throws: ``KeyRetrievalError/keychain(operation:status:service:account:)`` when the
     ///   keychain cannot answer.
@@ -89,7 +95,7 @@ public struct KeychainKeySource: KeySource {
         query[kSecMatchLimit as String] = kSecMatchLimitAll
         query[kSecReturnAttributes as String] = true
         let rows = try copyAll(query, operation: "listing", account: nil)
-        return Set(rows.map { item(from: $0).name }).sorted()
+        return ExactName.distinctSorted(rows.map { item(from: $0).name })
     }
 
     // MARK: Managing keys
@@ -229,9 +235,8 @@ public struct KeychainKeySource: KeySource {
         // The same two searches, in one keychain call, without query and attribute
         // dictionaries.
         let (byLabel, byAccount) = try searchTwice(name, withData: withData)
-        var found = byLabel.filter { $0.name == name }
-        for item in byAccount
-        where !found.contains(where: { $0.account == item.account && $0.accessGroup == item.accessGroup }) {
+        var found = byLabel.filter { ExactName($0.name) == ExactName(name) }
+        for item in byAccount where !found.contains(where: { $0.isSameItem(as: item) }) {
             found.append(item)
         }
         return found
@@ -242,13 +247,13 @@ public struct KeychainKeySource: KeySource {
         byLabel[kSecReturnAttributes as String] = true
         if withData { byLabel[kSecReturnData as String] = true }
         var found = try copyAll(byLabel, operation: "lookup", account: nil).map(item(from:))
-            .filter { $0.name == name }
+            .filter { ExactName($0.name) == ExactName(name) }
 
         var byAccount = byLabel
         byAccount[kSecAttrLabel as String] = nil
         byAccount[kSecAttrAccount as String] = name
         for item in try copyAll(byAccount, operation: "lookup", account: name).map(item(from:))
-        where !found.contains(where: { $0.account == item.account && $0.accessGroup == item.accessGroup }) {
+        where !found.contains(where: { $0.isSameItem(as: item) }) {
             found.append(item)
         }
         return found
@@ -308,8 +313,8 @@ public struct KeychainKeySource: KeySource {
     /// An item from its attributes, as ``item(from:)`` reads them.
     private func item(account: String?, label: String?, comment: String?, group: String?, data: Data?) -> Item {
         let account = account ?? ""
-        if let label, account.hasPrefix(label + "@"), account.utf8.count > label.utf8.count + 1 {
-            let suffix = String(account.dropFirst(label.count + 1))
+        // Byte for byte, as the keychain compares names (String.hasPrefix is canonical-equivalence based).
+        if let label, let suffix = ExactName(account).droppingPrefix(ExactName(label + "@")), !suffix.isEmpty {
             return Item(account: account, name: label, version: comment ?? suffix, accessGroup: group, data: data)
         }
         return Item(

@@ -10,6 +10,10 @@ import Foundation
 /// try store.set(info, for: "user_info", in: .account(userID))   // per-account isolation
 /// ```
 ///
+/// Namespaces are compared byte for byte, as the keychain compares services:
+/// `.account("jos\u{E9}")` and `.account("jose\u{301}")` look alike but are two namespaces,
+/// two services, with their own items (see ``ExactName``).
+///
 /// - Note: A namespace name must not be empty or contain control characters; the store
 ///   rejects such a name with ``SecureStoreError/Code/invalidValue`` when it is used.
 public struct Namespace: Sendable, Hashable, Comparable, ExpressibleByStringLiteral, CustomStringConvertible {
@@ -51,6 +55,12 @@ public struct Namespace: Sendable, Hashable, Comparable, ExpressibleByStringLite
     /// The name.
     public var description: String { name }
 
-    /// Orders namespaces by name.
-    public static func < (lhs: Namespace, rhs: Namespace) -> Bool { lhs.name < rhs.name }
+    /// Whether the two names have the same UTF-8 bytes.
+    public static func == (lhs: Namespace, rhs: Namespace) -> Bool { ExactName(lhs.name) == ExactName(rhs.name) }
+
+    /// Hashes the name's UTF-8 bytes.
+    public func hash(into hasher: inout Hasher) { hasher.combine(ExactName(name)) }
+
+    /// Orders namespaces by name, in UTF-8 byte order.
+    public static func < (lhs: Namespace, rhs: Namespace) -> Bool { ExactName(lhs.name) < ExactName(rhs.name) }
 }

@@ -42,11 +42,11 @@ struct NamespaceRegistry {
         try store.set(Data(namespace.name.utf8), for: key)
     }
 
-    /// The namespaces the store recorded, sorted.
+    /// The namespaces the store recorded, in UTF-8 byte order (each once, byte for byte).
     func recorded() throws(KeychainError) -> [Namespace] {
-        let start = namespacePrefix
-        return try store.allKeys().filter { $0.hasPrefix(start) }.map { Namespace(String($0.dropFirst(start.count))) }
-            .filter { !$0.name.isEmpty }.sorted()
+        let start = ExactName(namespacePrefix)
+        return try store.allKeys().compactMap { ExactName($0).droppingPrefix(start) }.filter { !$0.isEmpty }
+            .map { Namespace($0) }.sorted()
     }
 
     /// Forgets `namespace` (after its items were removed).

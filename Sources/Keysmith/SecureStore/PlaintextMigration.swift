@@ -199,9 +199,17 @@ extension SecureStore {
                 outcome = .skipped("the value (\(type(of: plaintext))) cannot be represented as JSON")
                 return .skipped
             }
-            if text.count > configuration.sizeLimit {
-                outcome = .skipped("the value is \(text.count) characters; the limit is \(configuration.sizeLimit)")
+            switch ValueCoding.excess(of: text, sizeLimit: configuration.sizeLimit) {
+            case .characters(let size):
+                outcome = .skipped("the value is \(size) characters; the limit is \(configuration.sizeLimit)")
                 return .skipped
+            case .bytes(let bytes):
+                outcome = .skipped(
+                    "the value is \(bytes) bytes; the limit is \(configuration.sizeLimit) characters and "
+                        + "\(ValueCoding.byteLimit(for: configuration.sizeLimit)) bytes")
+                return .skipped
+            case nil:
+                break
             }
             let data = Data(text.utf8)
             try keychain(key: key, namespace: namespace) { () throws(KeychainError) in

@@ -29,8 +29,9 @@ import KeychainServices
 /// - Namespaces: each ``Namespace`` lives in its own keychain service,
 ///   `<servicePrefix>.<namespace>`; per-account data goes in ``Namespace/account(_:)``.
 /// - Values: any `Encodable`; strings are stored raw; `nil` is rejected (call ``remove(_:in:)``);
-///   values longer than ``Configuration/sizeLimit`` characters once serialized are rejected
-///   with ``SecureStoreError/Code/limitExceeded``.
+///   values longer than ``Configuration/sizeLimit`` characters once serialized, or longer than
+///   four UTF-8 bytes per character of the limit (one "character" of many combining marks
+///   counts its bytes), are rejected with ``SecureStoreError/Code/limitExceeded``.
 /// - A missing item is `nil`, not an error, and is never reported as a failure.
 /// - Platform differences (biometry, the simulator, Linux) are handled inside; the API is
 ///   the same everywhere.
@@ -47,7 +48,11 @@ public struct SecureStore: Sendable {
         public var accessibility: Accessibility
         /// The access group shared with extensions or other apps, or `nil`.
         public var accessGroup: String?
-        /// The largest serialized value, in characters (default 2,048).
+        /// The largest serialized value, in characters (default 2,048): user-perceived
+        /// characters, as `String.count` counts them. The value's UTF-8 bytes are bounded
+        /// too, at four per character of the limit (8,192 by default), so that text of any
+        /// script fits in full but one "character" of many combining marks cannot carry
+        /// megabytes.
         public var sizeLimit: Int
         /// The accessibility of biometric-protected items (default
         /// ``Accessibility/whenUnlockedThisDeviceOnly``: they prompt, so they are read in the
@@ -65,7 +70,7 @@ public struct SecureStore: Sendable {
         ///   - servicePrefix: The prefix of every service, for example `com.example.app.store`.
         ///   - accessibility: The accessibility of items.
         ///   - accessGroup: The access group, or `nil`.
-        ///   - sizeLimit: The largest serialized value, in characters.
+        ///   - sizeLimit: The largest serialized value, in characters (and four UTF-8 bytes per character).
         ///   - biometricAccessibility: The accessibility of biometric-protected items.
         ///   - biometry: How to tell whether biometry can be used.
         ///   - logger: The logging hook, or `nil`.
@@ -100,7 +105,8 @@ public struct SecureStore: Sendable {
     ///   - accessibility: The accessibility of items (default
     ///     ``Accessibility/afterFirstUnlockThisDeviceOnly``).
     ///   - accessGroup: The access group shared with extensions, or `nil`.
-    ///   - sizeLimit: The largest serialized value in characters (default 2,048).
+    ///   - sizeLimit: The largest serialized value in characters (default 2,048; and four
+    ///     UTF-8 bytes per character).
     ///   - logger: The logging hook, or `nil`.
     /// - Throws: ``SecureStoreError`` with code ``SecureStoreError/Code/invalidValue`` for an
     ///   empty prefix or a size limit below 1.
@@ -163,7 +169,8 @@ public struct SecureStore: Sendable {
     /// - Throws: ``SecureStoreError``: ``SecureStoreError/Code/invalidValue`` for `nil` (call
     ///   ``remove(_:in:)`` instead) or an unencodable value,
     ///   ``SecureStoreError/Code/limitExceeded`` when the serialized value is longer than
-    ///   the size limit (the message names the key, its size and the limit),
+    ///   the size limit in characters or in bytes (the message names the key, its size and
+    ///   the limit),
     ///   ``SecureStoreError/Code/interactionNotAllowed`` on a locked device, and the other
     ///   keychain codes.
     /// - Note: On failure the previous value stays in place.
@@ -280,7 +287,11 @@ public struct SecureStore: Sendable {
         }
     }
 
-    /// The keys stored in `namespace`, sorted.
+    /// The keys stored in `namespace`, each once, in UTF-8 byte order.
+    ///
+    /// Keys are compared byte for byte (`"jos\u{E9}"` and `"jose\u{301}"` are two keys, both
+    /// listed). With no access group configured, a key held in several of the app's groups
+    /// is listed once.
     /// - Parameter namespace: The namespace (default ``Namespace/default``).
     /// - Returns: The keys; empty when there are none.
     /// - Throws: ``SecureStoreError``.
@@ -312,8 +323,9 @@ public struct SecureStore: Sendable {
     ///
     /// The store records each namespace it writes to (in a keychain registry item), so
     /// services of other stores that merely start with the same prefix (another store's
-    /// `<prefix>.keys`) are never listed as this store's.
-    /// - Returns: The namespaces, sorted.
+    /// `<prefix>.keys`) are never listed as this store's. Names are compared byte for byte:
+    /// `account_jos\u{E9}` and `account_jose\u{301}` are two namespaces, both listed.
+    /// - Returns: The namespaces, in UTF-8 byte order.
     /// - Throws: ``SecureStoreError``.
     /// - Note: Namespaces written by versions of Keysmith without the registry are not
     ///   listed until the store writes to them again.
@@ -322,8 +334,10 @@ public struct SecureStore: Sendable {
         let recorded = try recordedNamespaces()
         guard !recorded.isEmpty else { return [] }
         do {
-            let present = Set(try provider.services(withPrefix: prefix).map { String($0.dropFirst(prefix.count)) })
-            return recorded.filter { present.contains($0.name) }
+            let start = ExactName(prefix)
+            let present = Set(try provider.services(withPrefix: prefix).compactMap { ExactName($0).droppingPrefix(start) }
+                .map { ExactName($0) })
+            return recorded.filter { present.contains(ExactName($0.name)) }
         } catch {
             throw SecureStoreError(error, key: nil, namespace: nil)
         }

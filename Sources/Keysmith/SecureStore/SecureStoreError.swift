@@ -122,6 +122,16 @@ public struct SecureStoreError: Error, Sendable, Hashable, LocalizedError, Custo
     }
 
     /// The serialized value is too large.
+    static func limitExceeded(key: String, namespace: String, bytes: Int, limit: Int, byteLimit: Int) -> SecureStoreError {
+        SecureStoreError(
+            .limitExceeded,
+            message: "The value for '\(key)' is \(bytes) bytes of UTF-8 once serialized; the limit is \(limit) characters "
+                + "and \(byteLimit) bytes (4 per character, so a character of many combining marks counts its bytes). "
+                + "Store large data elsewhere (encrypted file with its key in the keychain), split it, or raise "
+                + "SecureStore.Configuration.sizeLimit.",
+            key: key, namespace: namespace)
+    }
+
     static func limitExceeded(key: String, namespace: String, size: Int, limit: Int) -> SecureStoreError {
         SecureStoreError(
             .limitExceeded,

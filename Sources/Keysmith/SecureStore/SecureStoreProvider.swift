@@ -45,7 +45,7 @@ public protocol SecureStoreProvider: Sendable {
     /// - Throws: ``KeychainError``.
     func removeItem(key: String, service: String) throws(KeychainError)
 
-    /// The keys in `service`, sorted.
+    /// The keys in `service`, each once (byte for byte), in UTF-8 byte order.
     /// - Parameter service: The full service name.
     /// - Returns: The keys.
     /// - Throws: ``KeychainError``.
@@ -56,9 +56,10 @@ public protocol SecureStoreProvider: Sendable {
     /// - Throws: ``KeychainError``.
     func removeAll(service: String) throws(KeychainError)
 
-    /// The services, among those this provider can see, that start with `prefix`.
+    /// The services, among those this provider can see, whose UTF-8 bytes start with
+    /// `prefix`'s bytes.
     /// - Parameter prefix: The prefix, for example `com.example.app.store.`.
-    /// - Returns: The services, sorted.
+    /// - Returns: The services, each once (byte for byte), in UTF-8 byte order.
     /// - Throws: ``KeychainError``.
     func services(withPrefix prefix: String) throws(KeychainError) -> [String]
 }
@@ -137,8 +138,9 @@ public struct KeychainStoreProvider: SecureStoreProvider {
     }
 
     public func services(withPrefix prefix: String) throws(KeychainError) -> [String] {
-        try KeychainStore.genericPasswordServices(accessGroup: accessGroup, errorInjection: errorInjection)
-            .filter { $0.hasPrefix(prefix) }
+        let prefix = ExactName(prefix)
+        return try KeychainStore.genericPasswordServices(accessGroup: accessGroup, errorInjection: errorInjection)
+            .filter { ExactName($0).hasPrefix(prefix) }
     }
 }
 
@@ -148,7 +150,8 @@ extension KeychainStore {
     /// - Parameters:
     ///   - accessGroup: The access group, or `nil` for all the app's groups.
     ///   - errorInjection: A test hook, or `nil`.
-    /// - Returns: The distinct services, sorted.
+    /// - Returns: The distinct services (byte for byte: `"jos\u{E9}"` and `"jose\u{301}"` are
+    ///   two services), in UTF-8 byte order.
     /// - Throws: ``KeychainError`` (not when there are no items).
     public static func genericPasswordServices(
         accessGroup: String? = nil, errorInjection: ErrorInjection? = nil
@@ -176,7 +179,7 @@ extension KeychainStore {
                 guard let dictionary = item as? [String: Any] else { return nil }
                 return KeychainItemAttributes.string(dictionary[kSecAttrService as String])
             }
-            return Array(Set(services)).sorted()
+            return ExactName.distinctSorted(services)
         case errSecItemNotFound:
             return []
         default:

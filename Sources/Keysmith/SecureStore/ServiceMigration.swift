@@ -20,13 +20,18 @@ public struct MigrationReport: Sendable, Hashable, CustomStringConvertible {
     /// Whether nothing was left behind (no conflict, nothing skipped).
     public var isComplete: Bool { skipped.isEmpty && conflicts.isEmpty }
 
+    /// Whether `keys` holds `name`, byte for byte.
+    static func lists(_ name: ExactName, in keys: [String]) -> Bool {
+        keys.contains { ExactName($0) == name }
+    }
+
     /// For example `migrated 2, already present 1, conflicts 0, skipped 0`, with the keys
     /// of conflicts and skipped values in parentheses.
     public var description: String {
         "migrated \(migrated.count), already present \(alreadyPresent.count), conflicts \(conflicts.count)"
-            + (conflicts.isEmpty ? "" : " (\(conflicts.sorted().joined(separator: ", ")))")
+            + (conflicts.isEmpty ? "" : " (\(ExactName.distinctSorted(conflicts).joined(separator: ", ")))")
             + ", skipped \(skipped.count)"
-            + (skipped.isEmpty ? "" : " (\(skipped.keys.sorted().joined(separator: ", ")))")
+            + (skipped.isEmpty ? "" : " (\(ExactName.distinctSorted(skipped.keys).joined(separator: ", ")))")
     }
 }
 
@@ -98,13 +103,15 @@ public struct ServiceMigration: Sendable {
                 service: destination.service)
         }
         let sourceItems = try source.allAttributes()
-        let selected = keys ?? Array(Set(sourceItems.map(\.key))).sorted()
+        // Keys are compared byte for byte: "jos\u{E9}" and "jose\u{301}" are two items, both moved.
+        let selected = keys ?? ExactName.distinctSorted(sourceItems.map(\.key))
         for key in selected {
+            let name = ExactName(key)
             do throws(KeychainError) {
                 // The groups the key's source items really live in; with a shared service, an
                 // item already in the destination's group is the destination's, not a source copy.
-                var groups = sourceItems.filter { $0.key == key }.map(\.accessGroup)
-                if sharesScope { groups.removeAll { $0 == destination.accessGroup } }
+                var groups = sourceItems.filter { ExactName($0.key) == name }.map(\.accessGroup)
+                if sharesScope { groups.removeAll { ExactName.same($0, destination.accessGroup) } }
                 if groups.isEmpty {
                     progress(key, .skipped)
                     continue
@@ -118,11 +125,11 @@ public struct ServiceMigration: Sendable {
                         guard let present = try destination.data(for: key), KeyInfo.constantTimeEqual(present, data)
                         else {
                             conflict = true
-                            if !report.conflicts.contains(key) { report.conflicts.append(key) }
+                            if !MigrationReport.lists(name, in: report.conflicts) { report.conflicts.append(key) }
                             continue
                         }
                         try item.remove(key)
-                        if !report.alreadyPresent.contains(key) { report.alreadyPresent.append(key) }
+                        if !MigrationReport.lists(name, in: report.alreadyPresent) { report.alreadyPresent.append(key) }
                         continue
                     }
                     try destination.set(data, for: key)
@@ -134,7 +141,7 @@ public struct ServiceMigration: Sendable {
                                 + "(check its access group and accessibility).")
                     }
                     try item.remove(key)
-                    if !report.migrated.contains(key) { report.migrated.append(key) }
+                    if !MigrationReport.lists(name, in: report.migrated) { report.migrated.append(key) }
                 }
                 progress(key, conflict ? .skipped : .success)
             } catch {
@@ -146,7 +153,7 @@ public struct ServiceMigration: Sendable {
     }
 
     private var sameItems: Bool {
-        sharesScope && source.accessGroup == destination.accessGroup
+        sharesScope && ExactName.same(source.accessGroup, destination.accessGroup)
     }
 
     /// Whether both stores select items of the same class, service and synchronizable

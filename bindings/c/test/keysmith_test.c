@@ -276,6 +276,72 @@ static void test_biometric_and_migration(keysmith_store *store) {
               && length == 1 && buffer[0] == 'm', "moved value readable");
 }
 
+/* The bytes of `value` under `key` in `service`, compared with `expected` (a C string). */
+static int reads(keysmith_store *store, const char *service, const char *key, const char *expected) {
+    keysmith_error error;
+    uint8_t buffer[64];
+    size_t length = 0;
+    if (keysmith_get_into(store, service, key, buffer, sizeof buffer, &length, &error) != KEYSMITH_OK) return 0;
+    return length == strlen(expected) && memcmp(buffer, expected, length) == 0;
+}
+
+/* Whether a string list holds exactly `text` (byte for byte). */
+static int list_holds(const keysmith_string_list *list, const char *text) {
+    for (size_t i = 0; i < list->count; i++) {
+        if (strcmp(list->items[i], text) == 0) return 1;
+    }
+    return 0;
+}
+
+/* Names are bytes: "jos" + U+00E9 and "jose" + U+0301 look alike and are two names. */
+#define JOSE_PRECOMPOSED "jos\xc3\xa9"
+#define JOSE_DECOMPOSED "jose\xcc\x81"
+
+static void test_unicode_twins(keysmith_store *store) {
+    keysmith_error error;
+    const char *alice = "com.example.ctwin.account_" JOSE_DECOMPOSED;
+    const char *bob = "com.example.ctwin.account_" JOSE_PRECOMPOSED;
+    /* A read of one namespace's service never answers with the other's item, even after
+       the other was read first through the same store. */
+    CHECK(keysmith_set(store, alice, "token", (const uint8_t *)"ALICE-SECRET-TOKEN", 18, &error) == KEYSMITH_OK, "%s", error.message);
+    CHECK(reads(store, alice, "token", "ALICE-SECRET-TOKEN"), "alice reads her token");
+    uint8_t buffer[64];
+    size_t length = 0;
+    int32_t status = keysmith_get_into(store, bob, "token", buffer, sizeof buffer, &length, &error);
+    CHECK(status == KEYSMITH_ERR_NOT_FOUND, "bob has no token yet: status %d, %zu bytes", status, length);
+    CHECK(keysmith_set(store, bob, "token", (const uint8_t *)"BOB-TOKEN", 9, &error) == KEYSMITH_OK, "%s", error.message);
+    CHECK(reads(store, bob, "token", "BOB-TOKEN"), "bob reads his own token");
+    CHECK(reads(store, alice, "token", "ALICE-SECRET-TOKEN"), "alice still reads hers");
+    CHECK(keysmith_remove_all(store, bob, &error) == KEYSMITH_OK, "%s", error.message);
+    CHECK(keysmith_get_into(store, bob, "token", buffer, sizeof buffer, &length, &error) == KEYSMITH_ERR_NOT_FOUND,
+          "bob's namespace reset");
+    CHECK(reads(store, alice, "token", "ALICE-SECRET-TOKEN"), "alice's token survives bob's reset");
+
+    /* Listings keep both twins: keys, and services under a prefix. */
+    const char *twins = "com.example.ctwin.keys";
+    CHECK(keysmith_set(store, twins, JOSE_PRECOMPOSED, (const uint8_t *)"1", 1, &error) == KEYSMITH_OK, "%s", error.message);
+    CHECK(keysmith_set(store, twins, JOSE_DECOMPOSED, (const uint8_t *)"2", 1, &error) == KEYSMITH_OK, "%s", error.message);
+    keysmith_string_list keys;
+    CHECK(keysmith_keys(store, twins, &keys, &error) == KEYSMITH_OK, "%s", error.message);
+    CHECK(keys.count == 2 && list_holds(&keys, JOSE_PRECOMPOSED) && list_holds(&keys, JOSE_DECOMPOSED),
+          "both twin keys listed: %zu", keys.count);
+    keysmith_free(keys.items);
+
+    /* A namespace that starts with a combining mark: the service still starts with the prefix's bytes. */
+    const char *marked = "com.example.ctwin.\xcc\x81mark";
+    CHECK(keysmith_set(store, marked, "k", (const uint8_t *)"3", 1, &error) == KEYSMITH_OK, "%s", error.message);
+    keysmith_string_list services;
+    CHECK(keysmith_services(store, "com.example.ctwin.", &services, &error) == KEYSMITH_OK, "%s", error.message);
+    CHECK(services.count == 3 && list_holds(&services, alice) && list_holds(&services, twins) && list_holds(&services, marked),
+          "twin services and the combining-mark service listed: %zu", services.count);
+    keysmith_free(services.items);
+    /* A prefix matches bytes: bob's spelling does not select alice's service. */
+    CHECK(keysmith_services(store, bob, &services, &error) == KEYSMITH_OK, "%s", error.message);
+    CHECK(services.count == 0, "no service starts with bob's bytes: %zu (%s)", services.count,
+          services.count > 0 ? services.items[0] : "");
+    keysmith_free(services.items);
+}
+
 struct worker {
     keysmith_store *store;
     int index;
@@ -319,6 +385,47 @@ static void test_threads(keysmith_store *store) {
         total += workers[i].failures;
     }
     CHECK(total == 0, "one store shared by %d threads: %d failures", COUNT, total);
+}
+
+/* Half the threads set one key while the other half remove it: every set succeeds. */
+struct racer {
+    keysmith_store *store;
+    int index;
+    int failures;
+    int32_t last_status;
+};
+
+static void *race(void *argument) {
+    struct racer *racer = argument;
+    for (int round = 0; round < 200; round++) {
+        keysmith_error error;
+        int32_t status = racer->index % 2 == 0
+                             ? keysmith_set(racer->store, "com.example.ctest.race", "contested", (const uint8_t *)"v", 1, &error)
+                             : keysmith_remove(racer->store, "com.example.ctest.race", "contested", &error);
+        if (status != KEYSMITH_OK) {
+            racer->failures++;
+            racer->last_status = status;
+        }
+    }
+    return NULL;
+}
+
+static void test_set_races_remove(keysmith_store *store) {
+    enum { COUNT = 8 };
+    pthread_t threads[COUNT];
+    struct racer racers[COUNT];
+    for (int i = 0; i < COUNT; i++) {
+        racers[i] = (struct racer){store, i, 0, 0};
+        pthread_create(&threads[i], NULL, race, &racers[i]);
+    }
+    int total = 0;
+    int32_t last = 0;
+    for (int i = 0; i < COUNT; i++) {
+        pthread_join(threads[i], NULL);
+        total += racers[i].failures;
+        if (racers[i].failures > 0) last = racers[i].last_status;
+    }
+    CHECK(total == 0, "set and remove racing on one key from %d threads: %d failures (last status %d)", COUNT, total, last);
 }
 
 /* How a child process that calls keysmith_free on `buffer` twice ends (its wait status). */
@@ -375,6 +482,8 @@ int main(void) {
     test_lists(store);
     test_biometric_and_migration(store);
     test_threads(store);
+    test_unicode_twins(store);
+    test_set_races_remove(store);
     test_misused_free(store);
 
     keysmith_store_close(store);

@@ -47,7 +47,8 @@ const NO_KEY: unique symbol = Symbol('no key');
  *   prints the token above, and a Swift `SecureStore(servicePrefix: "com.example.app")`
  *   reads it with `string(for: "access_token", in: "auth")`.
  * - Strings are stored raw; anything else as JSON; `null`/`undefined` are rejected; values
- *   over the size limit (2048 characters) are rejected with `LIMIT_EXCEEDED`.
+ *   over the size limit (2048 characters, and four UTF-8 bytes per character) are rejected
+ *   with `LIMIT_EXCEEDED`.
  * - A missing item is `null`, never an error (the logger sees `notFound`, not `failure`).
  * - Every failure is a {@link SecureStoreError}: a {@link SecureStoreErrorCode}, a message,
  *   and the native status (OSStatus) when the keychain reported one; never a value.

@@ -11,7 +11,8 @@ export enum SecureStoreErrorCode {
   USER_CANCELED = 'USER_CANCELED',
   /** The keychain is locked, or no prompt can be shown (background, simulator): usually transient. */
   INTERACTION_NOT_ALLOWED = 'INTERACTION_NOT_ALLOWED',
-  /** The serialized value is longer than the store's size limit (2048 characters by default). */
+  /** The serialized value is longer than the store's size limit (2048 characters by default, and
+   *  four UTF-8 bytes per character of the limit). */
   LIMIT_EXCEEDED = 'LIMIT_EXCEEDED',
   /** `null`/`undefined` was stored (call `remove`), a value could not be serialized, or a key,
    *  namespace or option is invalid. */

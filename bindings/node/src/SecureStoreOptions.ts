@@ -49,7 +49,8 @@ export interface SecureStoreOptions {
   /** The access group shared with other programs, or none for this program's default group
    *  (`keysmith.shared` for a program that configures no groups, as the keysmith tool). */
   accessGroup?: string;
-  /** The largest serialized value, in characters (default 2048). */
+  /** The largest serialized value, in characters (default 2048); its UTF-8 bytes are bounded
+   *  too, at four per character of the limit (8192 by default). */
   sizeLimit?: number;
   /** The provider layer (default: a {@link KeysmithProvider} with `accessible` and `accessGroup`). */
   provider?: SecureStoreProvider;

@@ -10,7 +10,9 @@ import { SecureStoreError, SecureStoreErrorCode } from './SecureStoreError';
  *   strings by other programs (or older code) read back unchanged.
  * - Anything else is stored as JSON.
  * - The serialized text may not be longer than the size limit, in characters (user-perceived
- *   characters, as Swift counts them: an emoji is one).
+ *   characters, as Swift counts them: an emoji is one), nor than four UTF-8 bytes per
+ *   character of the limit (text of any script fits; one "character" of many combining marks
+ *   counts its bytes), as the Swift store rules.
  * - A string with an unpaired surrogate is rejected: its UTF-8 form would not be the same text.
  * - Reading parses JSON, and returns the raw text when it is not JSON, is `null` (which only
  *   a string stored raw can be), or is a number that does not read back as the same text
@@ -63,6 +65,19 @@ export const ValueCoding = {
           { key, namespace },
         );
       }
+    }
+    // Bytes first: counting the characters of a huge text is the expensive part.
+    const bytes = utf8Length(text);
+    const byteLimit = sizeLimit * BYTES_PER_CHARACTER;
+    if (bytes > byteLimit) {
+      throw new SecureStoreError(
+        SecureStoreErrorCode.LIMIT_EXCEEDED,
+        `The value for '${key}' is ${bytes} bytes of UTF-8 once serialized; the limit is ${sizeLimit} characters ` +
+          `and ${byteLimit} bytes (4 per character, so a character of many combining marks counts its bytes). ` +
+          'Store large data elsewhere (an encrypted file with its key here), split it, or raise the ' +
+          'sizeLimit option of SecureStore.configure.',
+        { key, namespace },
+      );
     }
     // Characters are never more than UTF-16 units, so only a long text needs counting.
     if (text.length > sizeLimit) {
@@ -120,6 +135,24 @@ function lossyProblem(value: unknown): string | undefined {
       "store them as text, for example Buffer.from(bytes).toString('base64').";
   }
   return undefined;
+}
+
+/** The UTF-8 bytes allowed per character of the size limit (the longest single code point). */
+const BYTES_PER_CHARACTER = 4;
+
+/** The number of UTF-8 bytes of a well-formed string. */
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit <= 0xdbff) {
+      bytes += 4; // a surrogate pair: one code point of four bytes
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
 }
 
 /** Whether a string has no unpaired surrogate (so that its UTF-8 form is exact). */

@@ -1,0 +1,38 @@
+import Foundation
+import Keysmith
+import Testing
+
+/// Key sources look names up byte for byte: a key whose name differs only in Unicode form
+/// from another is another key, never an answer for it.
+struct KeySourceNameTests {
+    @Test func test_compiledSource_answersEachTwinWithItsOwnValue() {
+        let source = CompiledKeySource(
+            environmentTag: "debug", salt: [7, 7, 7],
+            entries: [
+                .init(name: precomposed, version: "v1", nonce: [1], bytes: [0x10, 0x11]),
+                .init(name: decomposed, version: "v1", nonce: [2], bytes: [0x20, 0x21, 0x22]),
+            ])
+        let first = source.lookup(precomposed)
+        let second = source.lookup(decomposed)
+        #expect(first.count == 1)
+        #expect(second.count == 1)
+        #expect(first.first?.data.count == 2)
+        #expect(second.first?.data.count == 3)
+        #expect(sortedUTF8(source.identifiers()) == sortedUTF8([precomposed, decomposed]))
+    }
+
+    @Test func test_audit_listsEachTwinAsItsOwnKey() throws {
+        let source = CompiledKeySource(
+            environmentTag: "debug", salt: [7, 7, 7],
+            entries: [
+                .init(name: precomposed, version: "v1", nonce: [1], bytes: [0x10, 0x11]),
+                .init(name: decomposed, version: "v1", nonce: [2], bytes: [0x20, 0x21, 0x22]),
+            ])
+        let audit = try makeRetrievalRetriever([source]).audit()
+        #expect(sortedUTF8(audit.entries.map(\.identifier)) == sortedUTF8([precomposed, decomposed]))
+        for entry in audit.entries {
+            #expect(entry.copyCount == 1)
+            #expect(utf8([entry.effective?.name ?? ""]) == utf8([entry.identifier]))
+        }
+    }
+}
