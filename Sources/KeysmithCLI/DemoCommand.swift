@@ -133,7 +133,7 @@ struct ItemWalkthrough {
             run: ["find-generic-password"] + target, runner: runner, expect: .success)
         if showsLocking {
             try step(
-                next(), "Lock the keychain, for every process of this user (it also locks itself after 15 minutes).",
+                next(), "Lock the keychain, for every process of this user (by default it also locks itself 15 minutes after an unlock).",
                 shown: "keysmith lock", run: ["lock"], runner: runner, expect: .success)
             try step(
                 next(), "Read the secret (-w) while the keychain is locked: refused, with the cause and the fix.",
