@@ -176,7 +176,7 @@ enum LockStateStore {
             guard serial > 0 else { return .none }
             // The expiry is not given by keyctl; /proc/keys shows it, per key the user may view:
             // "SERIAL FLAGS USAGE TIMEOUT ...", TIMEOUT as perm, expd, 45s, 14m, 3h, 6d or 2w.
-            guard let text = try? String(contentsOfFile: "/proc/keys", encoding: .utf8) else { return .unlimited }
+            guard let text = procKeys() else { return .unlimited }
             for line in text.split(separator: "\n") {
                 let columns = line.split(separator: " ", omittingEmptySubsequences: true)
                 guard columns.count > 3, Int(columns[0], radix: 16) == Int(serial) else { continue }
@@ -194,6 +194,26 @@ enum LockStateStore {
                 }
             }
             return .unlimited
+        }
+    }
+
+    /// The text of /proc/keys, read to its end (Foundation's file reading stops after the
+    /// first page of a /proc file, which holds only the first fifty keys or so).
+    private static func procKeys() -> String? {
+        let descriptor = open("/proc/keys", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count > 0 {
+                bytes += chunk[0..<count]
+            } else if count == 0 {
+                return String(decoding: bytes, as: UTF8.self)
+            } else if errno != EINTR {
+                return nil
+            }
         }
     }
 
