@@ -253,7 +253,7 @@ private let setKeychainSettings = Command(
     case .after(let seconds): when = "locks itself \(seconds) seconds after each unlock"
     }
     invocation.output.info(
-        "the keychain in \(directory.path) \(when)" + (appliedNow ? " (counted from now, as it is unlocked)" : ""))
+        "the keychain in \(directory.path) \(when)" + (appliedNow && setting != .never ? " (counted from now, as it is unlocked)" : ""))
 }
 
 private let showKeychainInfo = Command(
