@@ -211,7 +211,7 @@ private let passwdCommand = Command(
 
 private let statusCommand = Command(
     name: "status", group: .keychain, synopsis: "",
-    summary: "Show the lock state, the time left before auto-lock, and how many items there are per accessibility",
+    summary: "Show the lock state, the time left before auto-lock, and item counts per accessibility",
     details: """
         Prints the keychain directory, whether it has a passphrase, its lock state (unlocked, locked, beforeFirstUnlock), when an unlocked keychain locks itself (auto-lock), where the lock state is shared (the user's kernel keyring, or this process only), where the device key is kept, and how many items it holds per accessibility (whenUnlocked, afterFirstUnlockThisDeviceOnly, ...). Never prints secrets. On a directory without a keychain it says so, and how to make one (exit status 1).
 

@@ -58,6 +58,8 @@ private func keychainOccurrence(_ invocation: CommandInvocation) throws(CommandL
 /// A password given on the command line (`-p`, `-o`), warned about; `nil` when not given.
 private func commandLinePassword(_ invocation: CommandInvocation, _ name: String) -> String? {
     guard let value = invocation.arguments.value(name) else { return nil }
+    // An empty password (create-keychain -p "") reveals nothing.
+    if value.isEmpty { return value }
     invocation.output.warning(
         "a password given as '-\(name == "old-password" ? "o" : "p") PASSWORD' lands in your shell history and is visible "
             + "to other users in the process list; prefer --stdin (printf '%s\\n' \"$PASSPHRASE\" | keysmith ... --stdin) "
