@@ -131,9 +131,12 @@ install:
 uninstall:
 	for product in $(INSTALLED_EXECUTABLES); do rm -f "$(DESTDIR)$(PREFIX)/bin/$$product"; done
 
-## demo: the main job, a walkthrough with the keysmith tool on a temporary keychain.
+## demo: walkthroughs with the keysmith tool on temporary keychains: the keychain items first
+## (add, find, lock, the read refused, unlock), then an app's keys (lookup and rotation).
 demo: deps
 	$(SWIFT) build $(SWIFT_FLAGS) --product keysmith
+	"$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/keysmith" demo --items
+	@echo
 	"$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/keysmith" demo
 
 ## bench: release-build benchmarks; prints the table and writes docs/BENCHMARKS.md.

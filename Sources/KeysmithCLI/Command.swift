@@ -134,7 +134,8 @@ public final class CommandInvocation {
 public enum CommandRegistry {
     /// Every command, in the order `keysmith help` lists them within their groups.
     public static let commands: [Command] =
-        ItemCommands.all + RetrievalCommands.all + FleetCommands.all + KeychainStateCommands.all + [DemoCommand.command, HelpCommand.command]
+        ItemCommands.all + RetrievalCommands.all + FleetCommands.all + KeychainStateCommands.all + MacOSKeychainCommands.all
+        + [DemoCommand.command, HelpCommand.command]
 
     /// The command with this name, if there is one.
     /// - Parameter name: The name typed on the command line.
@@ -146,14 +147,40 @@ public enum CommandRegistry {
         return commands.first { $0.name == name }
     }
 
-    /// The registered command whose name is closest to `name` (a typo), if any is close.
+    /// The registered command whose name is closest to `name`, if any is close: a typo
+    /// (`unlok`), a name that shares words with one (`find-password`, `keychain-info`), or a
+    /// macOS `security` command that has a counterpart here (`list-keychains`: `status`).
     /// - Parameter name: The unknown name.
-    /// - Returns: A suggestion, or `nil`.
+    /// - Returns: A suggestion, or `nil` when no command is close.
     public static func suggestion(for name: String) -> String? {
-        let scored = commands.map { ($0.name, editDistance(name, $0.name)) }.min { $0.1 < $1.1 }
-        guard let (candidate, distance) = scored, distance <= max(2, name.count / 4) else { return nil }
-        return candidate
+        let typed = name.lowercased()
+        if let counterpart = macOSCounterparts.first(where: { $0.macOS == typed }) { return counterpart.here }
+        let typedWords = typed.split(separator: "-")
+        var best: (name: String, rank: (Int, Int, Int))?
+        for command in commands {
+            let distance = editDistance(typed, command.name)
+            let words = command.name.split(separator: "-")
+            // A word of the name typed that is a word (or, from three letters, the start of one) of the command's.
+            let shared = typedWords.filter { word in words.contains { $0 == word || (word.count >= 3 && $0.hasPrefix(word)) } }.count
+            let rank: (Int, Int, Int)
+            if distance <= max(2, typed.count / 4) {
+                rank = (0, distance, 0)
+            } else if shared > 0 {
+                rank = (1, -shared, distance)
+            } else {
+                continue
+            }
+            if best == nil || rank < best!.rank { best = (command.name, rank) }
+        }
+        return best?.name
     }
+
+    /// macOS `security` commands that have no command of the same name here, with the one
+    /// that does their job.
+    static let macOSCounterparts: [(macOS: String, here: String)] = [
+        ("list-keychains", "status"), ("default-keychain", "status"), ("login-keychain", "status"),
+        ("find-key", "find-generic-password"), ("dump", "dump-keychain"),
+    ]
 
     private static func editDistance(_ left: String, _ right: String) -> Int {
         let a = Array(left), b = Array(right)

@@ -27,8 +27,11 @@ public enum DemoCommand {
             + "keychain and plist, the keychain answers; a rotation to 2024.07.01 keeps the old version, "
             + "resolve --min-version serves the new one and resolve --version the old one; the audit shows every "
             + "copy. Keys are never printed.\n\n"
-            + "With --items: stores a generic password, finds it (attributes only), updates it with -U, finds it "
-            + "again to show the modification date move, deletes it, and finds it once more to show exit status 44.\n\n"
+            + "With --items: creates the keychain with a passphrase, stores a generic password, finds it (attributes "
+            + "only), locks the keychain, shows the read of the secret refused, unlocks it and reads the secret (not "
+            + "shown), updates it with -U, finds it again to show the modification date move, deletes it, and finds "
+            + "it once more to show exit status 44. On a keychain given with --keychain the steps that create, lock "
+            + "and unlock it are left out. 'make demo' runs this walkthrough, then the one of an app's keys.\n\n"
             + "Every step prints the command, its output and its exit status. The demo uses a new temporary keychain "
             + "that is removed at the end, or the keychain given with --keychain (then only the demo's own items are "
             + "touched, and removed at the end).",
@@ -102,27 +105,62 @@ struct ItemWalkthrough {
         }
 
         let target = ["-s", Self.service, "-a", Self.account]
+        var number = 0
+        func next() -> Int {
+            number += 1
+            return number
+        }
+        // Lock and unlock are shown on the demo's own keychain only: on a keychain given with
+        // --keychain they would lock the user's keychain, whose passphrase the demo does not know.
+        let showsLocking = temporaryDirectory != nil
+        let passphrase = Self.randomSecret()
+        if showsLocking {
+            try step(
+                next(), "Create the keychain with a passphrase. Items stored as accessible when unlocked (the default) "
+                    + "can then be read only while the keychain is unlocked, as on a Mac or an iPhone.",
+                shown: "printf '%s\\n' \"$PASSPHRASE\" | keysmith create --stdin",
+                run: ["create", "--stdin"], secret: passphrase + "\n", runner: runner, expect: .success)
+        }
         try step(
-            1, "Store a generic password. The secret arrives on standard input, so it never appears in the "
+            next(), "Store a generic password. The secret arrives on standard input, so it never appears in the "
                 + "command line, the shell history or the process list.",
             shown: "printf '%s' \"$SECRET\" | keysmith add-generic-password \(display(target)) -l 'Demo API token' --stdin",
             run: ["add-generic-password"] + target + ["-l", "Demo API token", "--stdin"], secret: firstSecret,
             runner: runner, expect: .success)
         try step(
-            2, "Find it. Without -w only the attributes are printed, never the secret.",
+            next(), "Find it. Without -w only the attributes are printed, never the secret.",
             shown: "keysmith find-generic-password \(display(target))",
             run: ["find-generic-password"] + target, runner: runner, expect: .success)
+        if showsLocking {
+            try step(
+                next(), "Lock the keychain, for every process of this user (by default it also locks itself 15 minutes after an unlock).",
+                shown: "keysmith lock", run: ["lock"], runner: runner, expect: .success)
+            try step(
+                next(), "Read the secret (-w) while the keychain is locked: refused, with the cause and the fix.",
+                shown: "keysmith find-generic-password \(display(target)) -w",
+                run: ["find-generic-password"] + target + ["-w"], runner: runner, expect: .failure)
+            try step(
+                next(), "Unlock it with the passphrase (prompted without echo when you type it; piped here).",
+                shown: "printf '%s\\n' \"$PASSPHRASE\" | keysmith unlock --stdin",
+                run: ["unlock", "--stdin"], secret: passphrase + "\n", runner: runner, expect: .success)
+            try step(
+                next(), "Read the secret again: -w prints it alone on standard output, for a script to take. "
+                    + "(The demo does not show it.)",
+                shown: "keysmith find-generic-password \(display(target)) -w",
+                run: ["find-generic-password"] + target + ["-w"], runner: runner, expect: .success,
+                hidingOutput: "(the secret, \(firstSecret.count) characters, not shown here)")
+        }
         let before = runner.dates(target)
 
         // Let the clock move, so the new modification date differs visibly.
         usleep(50_000)
         try step(
-            3, "Replace the secret with -U (update the item if it exists; without -U this is an error).",
+            next(), "Replace the secret with -U (update the item if it exists; without -U this is an error).",
             shown: "printf '%s' \"$NEW_SECRET\" | keysmith add-generic-password \(display(target)) -U --stdin",
             run: ["add-generic-password"] + target + ["-U", "--stdin"], secret: secondSecret, runner: runner,
             expect: .success)
         try step(
-            4, "Find it again: the modification date moved, the creation date did not.",
+            next(), "Find it again: the modification date moved, the creation date did not.",
             shown: "keysmith find-generic-password \(display(target))",
             run: ["find-generic-password"] + target, runner: runner, expect: .success)
         let after = runner.dates(target)
@@ -131,14 +169,18 @@ struct ItemWalkthrough {
             output.info("  modified \(before.modified) -> \(after.modified); \(created)")
         }
         try step(
-            5, "Delete it.",
+            next(), "Delete it.",
             shown: "keysmith delete-generic-password \(display(target))",
             run: ["delete-generic-password"] + target, runner: runner, expect: .success)
         try step(
-            6, "Find it once more: nothing is found, the error says what to check, and the exit status is "
+            next(), "Find it once more: nothing is found, the error says what to check, and the exit status is "
                 + "44, as macOS security uses.",
             shown: "keysmith find-generic-password \(display(target))",
             run: ["find-generic-password"] + target, runner: runner, expect: .itemNotFound)
+        if showsLocking {
+            // The unlock state lives in the user's kernel keyring: leave none behind.
+            _ = runner.run(["lock", "--all"])
+        }
 
         output.info("")
         output.info("Done. Both secrets (\(firstSecret.count) bytes each) were stored and never printed; to see one, "
@@ -149,7 +191,7 @@ struct ItemWalkthrough {
     /// Prints a step, runs it, prints its output and exit status, and checks the status.
     private func step(
         _ number: Int, _ explanation: String, shown: String, run words: [String], secret: String? = nil,
-        runner: StepRunner, expect: ExitCode
+        runner: StepRunner, expect: ExitCode, hidingOutput hidden: String? = nil
     ) throws(CommandLineError) {
         output.info("")
         let heading = "Step \(number). "
@@ -160,7 +202,11 @@ struct ItemWalkthrough {
         output.info("")
         output.info("  $ \(shown)")
         let result = runner.run(words, standardInput: secret)
-        for line in result.lines { output.info("  " + line) }
+        if let hidden, result.status == expect.rawValue {
+            output.info("  " + hidden)
+        } else {
+            for line in result.lines { output.info("  " + line) }
+        }
         output.info("  (exit status \(result.status))")
         guard result.status == expect.rawValue else {
             throw .failure(

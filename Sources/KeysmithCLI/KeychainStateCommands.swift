@@ -24,11 +24,30 @@ private let stdinOption = OptionSpec(
     name: "stdin", long: "stdin",
     help: "Read the passphrase from standard input instead of prompting (one line per passphrase asked for).")
 
+/// The option names under which macOS's keychain commands hand on a passphrase given on
+/// their command line (`-p`, `-o`); no command line can give them directly.
+enum GivenPassphrase {
+    /// The current passphrase (unlock-keychain -p, set-keychain-password -o).
+    static let current = "given-current-passphrase"
+    /// The new passphrase (create-keychain -p, set-keychain-password -p).
+    static let new = "given-new-passphrase"
+}
+
 /// Reads `count` passphrases: one prompt each (without echo; new ones asked twice), or
-/// `count` lines of standard input with --stdin.
+/// `count` lines of standard input with --stdin; those handed on by macOS's keychain
+/// commands (``GivenPassphrase``) are taken as given.
 private func readPassphrases(_ invocation: CommandInvocation, prompts: [(text: String, isNew: Bool)]) throws(CommandLineError) -> [String] {
+    let given = prompts.map { invocation.arguments.value($0.isNew ? GivenPassphrase.new : GivenPassphrase.current) }
+    guard given.contains(where: { $0 != nil }) else { return try readPassphrasesAsked(invocation, prompts: prompts) }
+    var asked = try readPassphrasesAsked(invocation, prompts: zip(prompts, given).filter { $0.1 == nil }.map(\.0))
+    asked.reverse()
+    return given.map { $0 ?? asked.removeLast() }
+}
+
+private func readPassphrasesAsked(_ invocation: CommandInvocation, prompts: [(text: String, isNew: Bool)]) throws(CommandLineError) -> [String] {
+    if prompts.isEmpty { return [] }
     if invocation.arguments.contains("stdin") {
-        guard var data = SecretInput.readDescriptorToEnd() else {
+        guard var data = invocation.secretInput.readStandardInputToEnd() else {
             throw .failure("standard input could not be read.", recovery: "pipe the passphrase: printf '%s\\n' \"$PASSPHRASE\" | keysmith ... --stdin")
         }
         defer { data.withUnsafeMutableBytes { bytes in for index in bytes.indices { bytes[index] = 0 } } }
@@ -105,7 +124,7 @@ private let createCommand = Command(
     }
     if invocation.arguments.contains("no-passphrase") {
         if invocation.arguments.contains("stdin") { throw invocation.usageError("give --no-passphrase or --stdin, not both") }
-        _ = try withKeychain(invocation) { KeychainEnvironment.lockState }
+        try withKeychain(invocation) { try KeychainEnvironment.createWithoutPassphrase() }
         invocation.output.info("created the keychain in \(directory.path), without a passphrase")
         return
     }
@@ -192,43 +211,84 @@ private let passwdCommand = Command(
 
 private let statusCommand = Command(
     name: "status", group: .keychain, synopsis: "",
-    summary: "Show the lock state, where keys and lock state are kept, and item counts per accessibility",
+    summary: "Show the lock state, the time left before auto-lock, and item counts per accessibility",
     details: """
-        Prints the keychain directory, whether it has a passphrase, its lock state (unlocked, locked, beforeFirstUnlock), where the lock state is shared (the user's kernel keyring, or this process only), where the device key is kept, and how many items it holds per accessibility. Never prints secrets.
+        Prints the keychain directory, whether it has a passphrase, its lock state (unlocked, locked, beforeFirstUnlock), when an unlocked keychain locks itself (auto-lock), where the lock state is shared (the user's kernel keyring, or this process only), where the device key is kept, and how many items it holds per accessibility (whenUnlocked, afterFirstUnlockThisDeviceOnly, ...). Never prints secrets. On a directory without a keychain it says so, and how to make one (exit status 1).
 
-        With --json: {"keychain", "passphrase", "lockState", "lockStateStore", "keyStore", "items": {"ak": n, ...}}.
+        With --json: {"keychain", "passphrase", "lockState", "autoLockSeconds" (only while counting down), "lockStateStore", "keyStore", "items": {"whenUnlocked": n, ...}}.
         """,
     options: []
 ) { invocation throws(CommandLineError) in
     let directory = invocation.settings.keychainDirectory ?? KeychainEnvironment.current.directory
-    let (state, passphrase, counts) = try withKeychain(invocation) {
-        (KeychainEnvironment.lockState, KeychainEnvironment.hasPassphrase, try KeychainEnvironment.itemCountsByAccessibility())
+    guard try withKeychain(invocation, { KeychainEnvironment.keychainExists }) else { throw noKeychain(directory) }
+    let (state, passphrase, counts, timeLeft) = try withKeychain(invocation) {
+        (KeychainEnvironment.lockState, KeychainEnvironment.hasPassphrase, try KeychainEnvironment.itemCountsByAccessibility(),
+         KeychainEnvironment.autoLockTimeLeft)
     }
-    let keyStore = try withKeychain(invocation) { KeychainEnvironment.deviceKeyStore }
+    let (keyStore, nextUnlock) = try withKeychain(invocation) { (KeychainEnvironment.deviceKeyStore, KeychainEnvironment.defaultAutoLock) }
+    // Items per accessibility by name (whenUnlocked), not by Apple's code (ak).
+    var named: [(name: String, count: Int)] = []
+    for (code, count) in counts {
+        named.append((Accessibility(code: code)?.name ?? code, count))
+    }
+    named.sort { $0.name < $1.name }
     if invocation.settings.json {
-        invocation.output.printJSON([
+        var object: [String: Any] = [
             "keychain": directory.path, "passphrase": passphrase, "lockState": stateName(state),
-            "lockStateStore": KeychainEnvironment.lockStateStore, "keyStore": keyStore, "items": counts,
-        ] as [String: Any])
+            "lockStateStore": KeychainEnvironment.lockStateStore, "keyStore": keyStore,
+            "items": Dictionary(named.map { ($0.name, $0.count) }, uniquingKeysWith: +),
+        ]
+        if case .seconds(let seconds) = timeLeft { object["autoLockSeconds"] = Int(seconds) }
+        invocation.output.printJSON(object)
         return
+    }
+    let autoLock: String
+    switch (passphrase, state, timeLeft) {
+    case (false, _, _): autoLock = "none (no passphrase: always unlocked)"
+    case (_, .unlocked, .seconds(let seconds)): autoLock = "in \(durationText(seconds)) (keysmith unlock --timeout SECONDS sets it)"
+    case (_, .unlocked, _): autoLock = "never: unlocked until 'keysmith lock'"
+    default: autoLock = "locked now; 'keysmith unlock' unlocks it " + (nextUnlock.map { "for \($0) seconds" } ?? "until 'keysmith lock'")
     }
     invocation.output.data("keychain          \(directory.path)")
     invocation.output.data("passphrase        \(passphrase ? "yes" : "no (always unlocked)")")
     invocation.output.data("lock state        \(stateName(state))")
+    invocation.output.data("auto-lock         \(autoLock)")
     invocation.output.data("lock state kept   \(KeychainEnvironment.lockStateStore)")
     invocation.output.data("device key        \(keyStore)")
-    let total = counts.values.reduce(0, +)
-    invocation.output.data("items             \(total)")
-    for (name, count) in counts.sorted(by: { $0.key < $1.key }) {
-        invocation.output.data("  \(name.padding(toLength: 16, withPad: " ", startingAt: 0))\(count)")
+    invocation.output.data("items             \(named.reduce(0) { $0 + $1.count })")
+    let width = max(16, (named.map(\.name.count).max() ?? 0) + 2)
+    for (name, count) in named {
+        invocation.output.data("  \(name.padding(toLength: width, withPad: " ", startingAt: 0))\(count)")
     }
+}
+
+/// The error for a directory that holds no keychain (yet), with the ways to make one.
+func noKeychain(_ directory: URL) -> CommandLineError {
+    .failure(
+        "there is no keychain in \(directory.path) (no keychain.db): nothing has been stored there yet.",
+        recovery: "make one with 'keysmith create' (asks for a passphrase) or 'keysmith create --no-passphrase' "
+            + "(the first item added also makes one, without a passphrase); or point to an existing one with "
+            + "--keychain DIRECTORY or KEYSMITH_HOME.")
+}
+
+/// `45 seconds`, `14 minutes`, `2 hours 5 minutes`, for the time left before auto-lock.
+func durationText(_ seconds: UInt64) -> String {
+    if seconds < 60 { return "\(seconds) second\(seconds == 1 ? "" : "s")" }
+    let minutes = seconds / 60
+    if minutes < 60 { return "about \(minutes) minute\(minutes == 1 ? "" : "s")" }
+    let hours = minutes / 60
+    return "about \(hours) hour\(hours == 1 ? "" : "s")" + (minutes % 60 == 0 ? "" : " \(minutes % 60) minutes")
 }
 
 private let exportCommand = Command(
     name: "export", group: .keychain, synopsis: "FILE [--stdin]",
-    summary: "Write the items to FILE, sealed with a passphrase (ThisDeviceOnly items stay here)",
+    summary: "Write the items to FILE, sealed with a passphrase, and say which stayed here and why",
     details: """
-        Writes the generic and internet passwords, keys and certificates of the access groups in force (see --access-group) to FILE: an authenticated archive, encrypted with a key stretched from a passphrase you choose (asked twice without echo, or one line of standard input with --stdin). Items accessible only on this device (…ThisDeviceOnly) are never exported. FILE is created with mode 0600 and must not exist yet. Items that need the keychain unlocked are exported only while it is unlocked.
+        Writes the generic and internet passwords, keys and certificates of the access groups in force (see --access-group) to FILE: an authenticated archive, encrypted with a key stretched from a passphrase you choose (asked twice without echo, or one line of standard input with --stdin). FILE is created with mode 0600 and must not exist yet.
+
+        Items that stay here, counted in the report by kind: items accessible only on this device (…ThisDeviceOnly, among them SecureStore's default afterFirstUnlockThisDeviceOnly), which never leave it, and items whose access control needs the user (--access-control: user presence, biometry, the passcode), since the archive keeps no access control.
+
+        While the keychain is locked and holds items that need it unlocked, export writes nothing (an archive without them would pass for complete): it counts them, per accessibility; unlock the keychain and export again.
 
         Example:
 
@@ -240,8 +300,11 @@ private let exportCommand = Command(
     if FileManager.default.fileExists(atPath: path) {
         throw .failure("\(path) already exists.", recovery: "choose a new file name, or remove the old archive first.")
     }
+    let directory = invocation.settings.keychainDirectory ?? KeychainEnvironment.current.directory
+    guard try withKeychain(invocation, { KeychainEnvironment.keychainExists }) else { throw noKeychain(directory) }
     let passphrase = try readPassphrases(invocation, prompts: [("archive passphrase: ", true)])[0]
-    let (archive, count) = try withKeychain(invocation) { try KeychainArchive.export(passphrase: passphrase) }
+    let result = try withKeychain(invocation) { try KeychainArchive.export(passphrase: passphrase) }
+    let archive = result.archive
     let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
     guard descriptor >= 0 else { throw .failure("cannot create \(path): \(String(cString: strerror(errno))).") }
     let written = archive.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
@@ -251,7 +314,23 @@ private let exportCommand = Command(
         unlink(path)
         throw .failure("writing \(path) failed.", recovery: "check free disk space.")
     }
-    invocation.output.info("exported \(count) item(s) to \(path)")
+    invocation.output.info("exported \(result.count) item(s) to \(path)")
+    let left = result.leftBehind.reduce(0) { $0 + $1.count }
+    guard left > 0 else { return }
+    invocation.output.info("left behind \(left) item(s), which stay in this keychain:")
+    for kind in result.leftBehind {
+        let items = kind.count == 1 ? "item" : "items"
+        switch kind.reason {
+        case .thisDeviceOnly:
+            let name = kind.accessibility ?? "ThisDeviceOnly"
+            let note = name == "afterFirstUnlockThisDeviceOnly" ? " (SecureStore's default)" : ""
+            invocation.output.info("  \(kind.count) \(name) \(items)\(note): ThisDeviceOnly items never leave this machine")
+        case .needsUser:
+            invocation.output.info(
+                "  \(kind.count) \(items) with access control that needs the user (user presence, biometry, passcode): "
+                    + "the archive keeps no access control")
+        }
+    }
 }
 
 private let importCommand = Command(
@@ -259,6 +338,8 @@ private let importCommand = Command(
     summary: "Add the items of an archive written by export (items already present are kept)",
     details: """
         Reads FILE (written by 'keysmith export'), checks it with its passphrase (prompted, or one line of standard input with --stdin) and adds its items to this keychain. An item that is already here (same service and account, or server and so on) is left as it is. A wrong passphrase or an altered file imports nothing.
+
+        Where there is no keychain yet, the import creates one without a passphrase, and says so; to have one with a passphrase, run 'keysmith create' first (or 'keysmith passwd' afterwards).
         """,
     options: [stdinOption], positionalNames: ["FILE"]
 ) { invocation throws(CommandLineError) in
@@ -266,8 +347,15 @@ private let importCommand = Command(
     guard let archive = FileManager.default.contents(atPath: path) else {
         throw .failure("cannot read \(path).", recovery: "check the file name and its permissions.")
     }
+    let directory = invocation.settings.keychainDirectory ?? KeychainEnvironment.current.directory
+    let existed = try withKeychain(invocation) { KeychainEnvironment.keychainExists }
     let passphrase = try readPassphrases(invocation, prompts: [("archive passphrase: ", false)])[0]
     let summary = try withKeychain(invocation) { try KeychainArchive.import(archive, passphrase: passphrase) }
     invocation.output.info("imported \(summary.added) item(s); \(summary.skipped) were already here")
+    if !existed && summary.added > 0 {
+        invocation.output.info(
+            "created the keychain in \(directory.path), without a passphrase (there was none): its items are always "
+                + "readable by your processes; give it a passphrase with 'keysmith passwd'.")
+    }
 }
 #endif

@@ -17,6 +17,17 @@ public enum RetrievalOptions {
     /// key and shows in traces and audits).
     public static let environmentTag = "cli"
 
+    /// Whether this tool is a release build (`make install`), so that traces and audits
+    /// name its build truly. It changes nothing else: the tool enforces `--sensitive` in
+    /// every build and consults the environment only when asked (`--env-prefix`).
+    static var isReleaseBuild: Bool {
+        #if DEBUG
+        return false
+        #else
+        return true
+        #endif
+    }
+
     /// `--service S`, shared by resolve, explain, audit and rotate.
     static let service = OptionSpec(
         long: "service", value: .required("SERVICE"),
@@ -137,7 +148,7 @@ struct RetrievalSetup {
     func retriever(sources: [any KeySource]? = nil) -> KeyRetriever {
         KeyRetriever(
             sources: sources ?? self.sources,
-            environment: KeyRetriever.BuildEnvironment(tag: RetrievalOptions.environmentTag, isRelease: false),
+            environment: KeyRetriever.BuildEnvironment(tag: RetrievalOptions.environmentTag, isRelease: RetrievalOptions.isReleaseBuild),
             policy: policy, allowsEnvironmentInRelease: true, cacheTimeToLive: nil, logging: .disabled,
             notificationCenter: nil)
     }

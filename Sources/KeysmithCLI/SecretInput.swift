@@ -130,6 +130,10 @@ public final class SecretInput {
         }
     }
 
+    /// Standard input to its end, as this reader gets it (the demo feeds its own), up to
+    /// ``maximumLength`` bytes; `nil` when it cannot be read or is too long.
+    public func readStandardInputToEnd() -> Data? { readAllStandardInput() }
+
     /// Reads file descriptor 0 to its end, up to ``maximumLength`` bytes.
     /// - Returns: The bytes, or `nil` on a read error or when the input is too long.
     public static func readDescriptorToEnd() -> Data? {

@@ -28,6 +28,8 @@ struct AccessControlCommandTests {
 
         let session = try TerminalSession(["find-generic-password", "-s", "bank", "-a", "pin", "-w"], home: home)
         #expect(session.terminal.waitFor("keysmith: show the secret of the generic password"), "prompt: \(session.terminal.text)")
+        // The prompt says what to type, after the program's reason.
+        #expect(session.terminal.waitFor("keychain passphrase for \(home.keychain.path)"), "prompt: \(session.terminal.text)")
         session.terminal.type("wrong\r")
         #expect(session.terminal.waitFor("Wrong passphrase; try again."), "prompt: \(session.terminal.text)")
         session.terminal.type("open sesame\r")
@@ -58,6 +60,9 @@ struct AccessControlCommandTests {
         #expect(result.status == 1, "\(result)")
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.contains("errSecInteractionNotAllowed"), "\(result)")
+        // The fix names the way to answer without a terminal.
+        let fix = try #require(result.stderr.split(separator: "\n").first { $0.contains("to fix:") }, "\(result)")
+        #expect(fix.contains("KEYSMITH_ASKPASS"), "\(result)")
     }
 
     @Test(.enabled(if: hasSetsid, "needs setsid (util-linux)"))

@@ -191,7 +191,8 @@ import Testing
         let home = TemporaryHome()
         for command in [["status"], ["--json", "status"], ["lock"], ["lock", "--all"], ["unlock", "--stdin"]] {
             let result = try keysmith(command, home: home, standardInput: "pw\n", environment: Self.fast)
-            #expect(result.status == 0, "\(command): \(result)")
+            // status says there is no keychain (exit status 1); lock and unlock have nothing to do.
+            #expect(result.status == (command.last == "status" ? 1 : 0), "\(command): \(result)")
             #expect(!FileManager.default.fileExists(atPath: home.keychain.path), "\(command) created the keychain")
         }
         let created = try keysmith(["create", "--stdin"], home: home, standardInput: "open sesame\n", environment: Self.fast)

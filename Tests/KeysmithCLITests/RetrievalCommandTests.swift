@@ -316,3 +316,20 @@ struct RetrievalCommandTests {
         #expect(empty.stdout.contains("No keys in any source."))
     }
 }
+
+/// The trace's header names how the tool itself was built: the installed (release) tool does
+/// not call itself a debug build.
+struct ExplainBuildLabelTests {
+    @Test func explainNamesTheToolsOwnBuild() throws {
+        let home = TemporaryHome()
+        let keys = try writeFile("Keys.json", RetrievalCommandTests.keysJSON, in: home)
+        let explained = try keysmith(["explain", "api_key", "--config", keys], home: home)
+        #expect(explained.status == 0, "\(explained)")
+        let header = try #require(explained.stdout.split(separator: "\n").first)
+        #if DEBUG
+        #expect(header.hasSuffix("[cli, debug build]"), "\(explained)")
+        #else
+        #expect(header.hasSuffix("[cli, release build]"), "\(explained)")
+        #endif
+    }
+}

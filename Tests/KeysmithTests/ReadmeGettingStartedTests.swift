@@ -27,8 +27,12 @@ struct ReadmeGettingStartedTests {
     @Test func packageSnippet_namesProductsThePackageDeclares() throws {
         let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
         let manifest = try String(contentsOf: packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
-        let named = readme.matches(of: #/\.product\(name: "([A-Za-z]+)", package: "keysmith"\)/#).map { String($0.1) }
+        let named = readme.matches(of: #/\.product\(name: "([A-Za-z]+)", package: "Keysmith"\)/#).map { String($0.1) }
         #expect(Set(named) == ["Keysmith", "KeychainServices", "KeychainAuthentication"])
+        // `package: "Keysmith"` works whatever the checkout is called only with the name given
+        // on the dependency line, and that name must be the manifest's.
+        #expect(readme.contains(".package(name: \"Keysmith\", path: "))
+        #expect(manifest.contains("let package = Package(\n    name: \"Keysmith\","))
         for product in named + ["KeychainAuthentication"] {
             #expect(manifest.contains(".library(name: \"\(product)\""), "\(product)")
         }

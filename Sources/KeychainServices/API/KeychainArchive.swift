@@ -27,34 +27,58 @@ public enum KeychainArchive {
         public var skipped = 0
     }
 
+    /// Items an export left behind, of one kind, and why.
+    public struct LeftBehind: Sendable, Equatable {
+        /// Why they stayed.
+        public enum Reason: Sendable, Equatable {
+            /// A …ThisDeviceOnly accessibility: such items never leave the machine.
+            case thisDeviceOnly
+            /// Access control that needs the user (user presence, biometry, the device
+            /// passcode, an application password): the archive keeps no access control.
+            case needsUser
+        }
+
+        /// Why they stayed.
+        public let reason: Reason
+        /// Their accessibility by name (`afterFirstUnlockThisDeviceOnly`), for
+        /// ``Reason/thisDeviceOnly``; `nil` for ``Reason/needsUser`` (any accessibility).
+        public let accessibility: String?
+        /// How many.
+        public let count: Int
+    }
+
+    /// What ``export(passphrase:)`` made: the archive, how many items it holds, and every
+    /// item it left behind, by kind.
+    public struct ExportResult: Sendable {
+        /// The archive bytes.
+        public let archive: Data
+        /// How many items the archive holds.
+        public let count: Int
+        /// The items left behind, by kind (ThisDeviceOnly items per accessibility, then
+        /// items whose access control needs the user).
+        public let leftBehind: [LeftBehind]
+    }
+
     /// Exports the current keychain's exportable items, sealed with `passphrase`.
+    ///
+    /// While the keychain is locked and holds items that need it unlocked, nothing is
+    /// exported (an archive without them would pass for complete): the error counts them,
+    /// per accessibility.
     /// - Parameter passphrase: The archive passphrase (not empty).
-    /// - Returns: The archive bytes.
-    /// - Throws: ``KeychainStateError``: errSecInteractionNotAllowed while locked,
-    ///   errSecParam for an empty passphrase.
-    public static func export(passphrase: String) throws -> (archive: Data, count: Int) {
+    /// - Returns: The archive, its item count and what was left behind.
+    /// - Throws: ``KeychainStateError``: errSecInteractionNotAllowed while locked (with
+    ///   the locked items counted), errSecParam for an empty passphrase.
+    public static func export(passphrase: String) throws -> ExportResult {
         guard !passphrase.isEmpty else {
             throw KeychainStateError(status: errSecParam, reason: "The archive passphrase is empty.", recovery: "Choose a passphrase.")
         }
         var items: [[String: Any]] = []
+        var thisDeviceOnly: [ProtectionClass: Int] = [:]
+        var readable = 0
         for itemClass in [kSecClassGenericPassword, kSecClassInternetPassword, kSecClassKey, kSecClassCertificate] {
-            let query: [String: Any] = [
-                kSecClass as String: itemClass, kSecMatchLimit as String: kSecMatchLimitAll,
-                kSecReturnAttributes as String: true, kSecReturnData as String: true,
-                kSecAttrSynchronizable as String: kSecAttrSynchronizableAny,
-                // Items whose access control needs the user are left out: exported, they would
-                // lose it (the archive keeps no access control), and reading them would prompt.
-                kSecUseAuthenticationUI as String: kSecUseAuthenticationUISkip,
-            ]
-            var result: CFTypeRef?
-            let status = SecItemCopyMatching(query as CFDictionary, &result)
-            if status == errSecItemNotFound { continue }
-            guard status == errSecSuccess else {
-                throw KeychainStateError(
-                    status: status, reason: "Reading the items to export failed: \(KeychainDiagnostics.lastFailureDescription ?? "status \(status)").",
-                    recovery: status == errSecInteractionNotAllowed ? "Unlock the keychain first (keysmith unlock)." : nil)
-            }
-            for case let entry as [String: Any] in (result as? [Any]) ?? [] {
+            // Items whose access control needs the user are left out: exported, they would
+            // lose it (the archive keeps no access control), and reading them would prompt.
+            for entry in try matches(of: itemClass, returningData: true) {
                 let protection = entry[kSecAttrAccessible as String] as? String ?? "ak"
                 if ProtectionClass(rawValue: protection)?.isThisDeviceOnly ?? true { continue }
                 var attributes: [String: Any] = [:]
@@ -65,6 +89,21 @@ public enum KeychainArchive {
                 if let data = entry[kSecValueData as String] as? Data { item["data"] = data }
                 items.append(item)
             }
+            // Attributes only: every item, also those that need the user (no prompt).
+            for entry in try matches(of: itemClass, returningData: false) {
+                let protection = ProtectionClass(rawValue: entry[kSecAttrAccessible as String] as? String ?? "ak")
+                if protection?.isThisDeviceOnly ?? true {
+                    if let protection { thisDeviceOnly[protection, default: 0] += 1 }
+                } else {
+                    readable += 1
+                }
+            }
+        }
+        var leftBehind: [LeftBehind] = ProtectionClass.allCases.compactMap { protection in
+            thisDeviceOnly[protection].map { LeftBehind(reason: .thisDeviceOnly, accessibility: "\(protection)", count: $0) }
+        }
+        if readable > items.count {
+            leftBehind.append(LeftBehind(reason: .needsUser, accessibility: nil, count: readable - items.count))
         }
         let plist = try PropertyListSerialization.data(
             fromPropertyList: ["version": 1, "items": items] as [String: Any], format: .binary, options: 0)
@@ -72,7 +111,55 @@ public enum KeychainArchive {
         let key = try parameters.secrets(for: passphrase).a
         let header = magic + parameters.record.dropFirst()
         let sealed = plist.withUnsafeBytes { text in header.withUnsafeBytes { Sodium.seal(text, associatedData: $0, key: key) } }
-        return (header + sealed.nonce + sealed.ciphertext, items.count)
+        return ExportResult(archive: header + sealed.nonce + sealed.ciphertext, count: items.count, leftBehind: leftBehind)
+    }
+
+    /// Every item of `itemClass` the current process reads, with attributes (and data,
+    /// leaving out items that need the user).
+    private static func matches(of itemClass: CFString, returningData: Bool) throws -> [[String: Any]] {
+        var query: [String: Any] = [
+            kSecClass as String: itemClass, kSecMatchLimit as String: kSecMatchLimitAll,
+            kSecReturnAttributes as String: true,
+            kSecAttrSynchronizable as String: kSecAttrSynchronizableAny,
+        ]
+        if returningData {
+            query[kSecReturnData as String] = true
+            query[kSecUseAuthenticationUI as String] = kSecUseAuthenticationUISkip
+        }
+        var result: CFTypeRef?
+        let status = SecItemCopyMatching(query as CFDictionary, &result)
+        if status == errSecItemNotFound { return [] }
+        if status == errSecInteractionNotAllowed { throw lockedFailure() }
+        guard status == errSecSuccess else {
+            throw KeychainStateError(
+                status: status, reason: "Reading the items to export failed: \(KeychainDiagnostics.lastFailureDescription ?? "status \(status)").",
+                recovery: nil)
+        }
+        return ((result as? [Any]) ?? []).compactMap { $0 as? [String: Any] }
+    }
+
+    /// The refusal of an export while the keychain is locked, with the items it cannot read
+    /// counted per accessibility.
+    private static func lockedFailure() -> KeychainStateError {
+        let locked: [ProtectionClass]
+        switch KeychainEnvironment.lockState {
+        case .beforeFirstUnlock:
+            locked = [.whenUnlocked, .afterFirstUnlock, .whenUnlockedThisDeviceOnly, .afterFirstUnlockThisDeviceOnly,
+                      .whenPasscodeSetThisDeviceOnly]
+        default:
+            locked = [.whenUnlocked, .whenUnlockedThisDeviceOnly, .whenPasscodeSetThisDeviceOnly]
+        }
+        let counts = (try? KeychainEnvironment.itemCountsByAccessibility()) ?? [:]
+        let named = locked.compactMap { protection -> String? in
+            guard let count = counts[protection.rawValue], count > 0 else { return nil }
+            return "\(count) \(protection) item\(count == 1 ? "" : "s")"
+        }
+        let which = named.isEmpty ? "items that need it unlocked" : named.joined(separator: ", ")
+        return KeychainStateError(
+            status: errSecInteractionNotAllowed,
+            reason: "The keychain is locked: \(which) cannot be read now, so nothing was exported (an archive "
+                + "without them would pass for complete).",
+            recovery: "Unlock the keychain (keysmith unlock), then export again.")
     }
 
     /// Adds the items of `archive` to the current keychain; items already there (same

@@ -104,13 +104,111 @@ extension KeychainEnvironment {
     }
 
     /// Seconds after an unlock until class A locks again by itself: `$KEYSMITH_AUTO_LOCK`
-    /// when set (0: never), else 900 (15 minutes).
+    /// when set (0: never), else the keychain's own setting (``setAutoLock(_:)``), else 900
+    /// (15 minutes).
     public static var defaultAutoLock: UInt32? {
         if let text = ProcessInfo.processInfo.environment["KEYSMITH_AUTO_LOCK"], let seconds = UInt32(text) {
             return seconds == 0 ? nil : seconds
         }
-        return 900
+        switch autoLockSetting {
+        case .never?: return nil
+        case .after(let seconds)?: return seconds
+        case nil: return 900
+        }
     }
+
+    /// When an unlocked keychain locks itself again (its items accessible only when unlocked).
+    public enum AutoLock: Sendable, Equatable {
+        /// Only on `lock` (or a restart).
+        case never
+        /// This many seconds after the unlock.
+        case after(UInt32)
+    }
+
+    /// The file in the keychain directory that holds its auto-lock setting (seconds, `0` for never).
+    static let autoLockFileName = "auto-lock"
+
+    /// The current keychain's own auto-lock setting, if one was made with ``setAutoLock(_:)``.
+    public static var autoLockSetting: AutoLock? {
+        let url = current.directory.appendingPathComponent(autoLockFileName)
+        guard let text = try? String(contentsOf: url, encoding: .utf8),
+            let seconds = UInt32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        else { return nil }
+        return seconds == 0 ? .never : .after(seconds)
+    }
+
+    /// Sets when the current keychain locks itself after an unlock (as macOS's
+    /// `set-keychain-settings -t`): kept with the keychain for the next unlocks (unless
+    /// `KEYSMITH_AUTO_LOCK` or an explicit timeout says otherwise), and applied now to an
+    /// unlocked keychain, counted from now.
+    /// - Parameter setting: The new setting.
+    /// - Returns: Whether the keychain was unlocked, so that the setting applies now too.
+    /// - Throws: A ``KeychainStateError`` when the keychain does not exist (errSecNoSuchKeychain)
+    ///   or the setting cannot be written.
+    @discardableResult
+    public static func setAutoLock(_ setting: AutoLock) throws -> Bool {
+        guard exists else {
+            throw KeychainStateError(
+                status: errSecNoSuchKeychain, reason: "There is no keychain in \(current.directory.path).",
+                recovery: "Create one first (keysmith create).")
+        }
+        let seconds: UInt32
+        switch setting {
+        case .never: seconds = 0
+        case .after(let value): seconds = value
+        }
+        do {
+            let url = current.directory.appendingPathComponent(autoLockFileName)
+            try Data("\(seconds)\n".utf8).write(to: url, options: .atomic)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+        } catch {
+            throw KeychainStateError(
+                status: errSecIO, reason: "The auto-lock setting could not be written: \(error.localizedDescription).",
+                recovery: "Check the keychain directory's permissions.")
+        }
+        guard lockState == .unlocked, hasPassphrase,
+            let keychainID = try? KeychainEngine.engine(for: current.directory, creating: false).keys.keychainID
+        else { return false }
+        return LockStateStore.setTimeout(.a, keychainID: keychainID, timeout: seconds)
+    }
+
+    /// How long the current keychain stays unlocked.
+    public enum AutoLockTimeLeft: Sendable, Equatable {
+        /// It is not unlocked (locked, or no keychain), or has no passphrase (always unlocked).
+        case notCounting
+        /// Unlocked until `lock` (or a restart).
+        case untilLocked
+        /// Unlocked for about this many more seconds (whole minutes above a minute, rounded
+        /// down, where the lock state is kept in the kernel keyring).
+        case seconds(UInt64)
+    }
+
+    /// How long the current keychain, unlocked, stays so before it locks itself.
+    public static var autoLockTimeLeft: AutoLockTimeLeft {
+        guard exists, hasPassphrase, lockState == .unlocked,
+            let keychainID = try? KeychainEngine.engine(for: current.directory, creating: false).keys.keychainID
+        else { return .notCounting }
+        switch LockStateStore.timeLeft(.a, keychainID: keychainID) {
+        case .none: return .notCounting
+        case .unlimited: return .untilLocked
+        case .seconds(let seconds): return .seconds(seconds)
+        }
+    }
+
+    /// Creates the current keychain without a passphrase, if it does not exist yet (as the
+    /// first item added would); an existing keychain is left as it is.
+    /// - Throws: A ``KeychainStateError`` when the directory or its files cannot be made.
+    public static func createWithoutPassphrase() throws {
+        guard !exists else { return }
+        do {
+            _ = try KeychainEngine.engine(for: current.directory, forWriting: true)
+        } catch let failure as KeychainFailure {
+            throw KeychainStateError(status: failure.status, reason: failure.reason, recovery: failure.recovery)
+        }
+    }
+
+    /// Whether the current keychain exists (its database is there).
+    public static var keychainExists: Bool { exists }
 
     /// The number of items per accessibility (`"ak"`, `"dku"`, …) in the current keychain,
     /// plus `"other machine"` for ThisDeviceOnly items written on another machine (they

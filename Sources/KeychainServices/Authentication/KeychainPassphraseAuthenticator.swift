@@ -73,7 +73,9 @@ public struct KeychainPassphraseAuthenticator: KeychainAuthenticator, KeyReleasi
     public func authenticate(_ request: AuthenticationRequest) throws(AuthenticationFailure) -> AuthenticationEvidence {
         guard let keys = keys(), keys.hasPassphrase else { throw .passcodeNotSet }
         for attempt in 1...Self.attempts {
-            var prompt = request.reason.isEmpty ? "Keychain passphrase" : request.reason
+            // What to type, after the program's reason: the passphrase of which keychain.
+            let question = "keychain passphrase for \(keychainDirectory.path)"
+            var prompt = request.reason.isEmpty ? question : request.reason + "\n" + question
             if attempt > 1 { prompt = "Wrong passphrase; try again. " + prompt }
             let passphrase = try reader.read(prompt + ": ", request.interactionAllowed)
             let key: SecretKey?

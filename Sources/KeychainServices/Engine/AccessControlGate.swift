@@ -196,7 +196,7 @@ final class AccessControlGate {
         case .notInteractive:
             return KeychainFailure(
                 errSecInteractionNotAllowed, "The item's access control requires the user, and no prompt may be shown (kSecUseAuthenticationUIFail, an LAContext with interactionNotAllowed, or no terminal and no KEYSMITH_ASKPASS program).",
-                recovery: "Read the item where a prompt can be shown, or evaluate an LAContext first and pass it as kSecUseAuthenticationContext.")
+                recovery: "Without a terminal, set KEYSMITH_ASKPASS to a program that asks (it gets the prompt as its argument and prints the passphrase, as SSH_ASKPASS does); or read the item from a terminal, or evaluate an LAContext first and pass it as kSecUseAuthenticationContext.")
         case .passcodeNotSet:
             return KeychainFailure(
                 errSecAuthFailed, "The item's access control requires the user, and no authenticator can ask: " + failure.description,

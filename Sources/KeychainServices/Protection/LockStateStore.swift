@@ -148,6 +148,96 @@ enum LockStateStore {
         }
     }
 
+    /// How long the secret in a slot stays.
+    enum TimeLeft: Sendable, Equatable {
+        /// There is none (locked, expired, never unlocked since boot).
+        case none
+        /// It stays until removed (or the machine restarts).
+        case unlimited
+        /// It expires in about this many seconds. The kernel keyring tells whole minutes
+        /// above a minute (and hours above an hour): the value is then rounded down.
+        case seconds(UInt64)
+    }
+
+    /// How long the secret in `slot` for the keychain `keychainID` stays, as every process
+    /// of the user sees it.
+    static func timeLeft(_ slot: Slot, keychainID: Data) -> TimeLeft {
+        let name = description(slot, keychainID: keychainID)
+        switch backend {
+        case .processMemory:
+            return memory.withLock { entries in
+                guard let entry = entries[name] else { return .none }
+                guard let expiry = entry.expiry else { return .unlimited }
+                let now = DispatchTime.now().uptimeNanoseconds
+                return now >= expiry ? .none : .seconds((expiry - now) / 1_000_000_000)
+            }
+        case .kernelKeyring:
+            let serial = keyctl_search(KEY_SPEC_USER_KEYRING, "user", name, 0)
+            guard serial > 0 else { return .none }
+            // The expiry is not given by keyctl; /proc/keys shows it, per key the user may view:
+            // "SERIAL FLAGS USAGE TIMEOUT ...", TIMEOUT as perm, expd, 45s, 14m, 3h, 6d or 2w.
+            guard let text = procKeys() else { return .unlimited }
+            for line in text.split(separator: "\n") {
+                let columns = line.split(separator: " ", omittingEmptySubsequences: true)
+                guard columns.count > 3, Int(columns[0], radix: 16) == Int(serial) else { continue }
+                let timeout = columns[3]
+                if timeout == "perm" { return .unlimited }
+                if timeout == "expd" { return .none }
+                guard let unit = timeout.last, let count = UInt64(timeout.dropLast()) else { return .unlimited }
+                switch unit {
+                case "s": return .seconds(count)
+                case "m": return .seconds(count * 60)
+                case "h": return .seconds(count * 3_600)
+                case "d": return .seconds(count * 86_400)
+                case "w": return .seconds(count * 604_800)
+                default: return .unlimited
+                }
+            }
+            return .unlimited
+        }
+    }
+
+    /// The text of /proc/keys, read to its end (Foundation's file reading stops after the
+    /// first page of a /proc file, which holds only the first fifty keys or so).
+    private static func procKeys() -> String? {
+        let descriptor = open("/proc/keys", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count > 0 {
+                bytes += chunk[0..<count]
+            } else if count == 0 {
+                return String(decoding: bytes, as: UTF8.self)
+            } else if errno != EINTR {
+                return nil
+            }
+        }
+    }
+
+    /// Sets when the secret in `slot` expires, counted from now (`nil` or 0: never), without
+    /// changing it. Does nothing when there is none.
+    /// - Returns: whether there was a secret to time.
+    @discardableResult
+    static func setTimeout(_ slot: Slot, keychainID: Data, timeout: UInt32?) -> Bool {
+        let name = description(slot, keychainID: keychainID)
+        switch backend {
+        case .processMemory:
+            return memory.withLock { entries in
+                guard let entry = entries[name] else { return false }
+                let expiry = timeout.flatMap { $0 == 0 ? nil : DispatchTime.now().uptimeNanoseconds + UInt64($0) * 1_000_000_000 }
+                entries[name] = (entry.secret, expiry)
+                return true
+            }
+        case .kernelKeyring:
+            let serial = keyctl_search(KEY_SPEC_USER_KEYRING, "user", name, 0)
+            guard serial > 0 else { return false }
+            return keyctl_set_timeout(key_serial_t(serial), UInt32(timeout ?? 0)) == 0
+        }
+    }
+
     /// Removes the secret in `slot` (locks that class in every process of the user).
     static func remove(_ slot: Slot, keychainID: Data) {
         let name = description(slot, keychainID: keychainID)

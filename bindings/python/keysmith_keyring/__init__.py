@@ -34,6 +34,23 @@ NOT_FOUND = 44
 LOCKED_STATUS = "-25308"
 
 
+def _not_found_reason() -> str:
+    """Why the keysmith executable cannot be used, and what to do (for errors and the warning)."""
+    configured = os.environ.get("KEYSMITH_EXECUTABLE")
+    if configured:
+        return (
+            f"KEYSMITH_EXECUTABLE names {configured}, which is not an executable file: point it at the "
+            "keysmith tool (make install puts it in $PREFIX/bin)"
+        )
+    return (
+        "the keysmith executable is not on the PATH: add the directory make install put it in to PATH "
+        "(export PATH=\"$PREFIX/bin:$PATH\", for example $HOME/.local/bin), or set KEYSMITH_EXECUTABLE to its path"
+    )
+
+
+_warned_not_viable = False
+
+
 def _find_executable() -> Optional[str]:
     configured = os.environ.get("KEYSMITH_EXECUTABLE")
     if configured:
@@ -59,7 +76,14 @@ class KeysmithKeyring(KeyringBackend):
         encrypted files (below 1).
         """
         if _find_executable() is None:
-            raise RuntimeError("the keysmith executable was not found (set KEYSMITH_EXECUTABLE or put keysmith on the PATH)")
+            # keyring leaves a backend whose priority raises out without a word, and picks
+            # another store (perhaps a plaintext file): say why, once per process.
+            global _warned_not_viable
+            reason = "keysmith_keyring is not viable: " + _not_found_reason()
+            if not _warned_not_viable:
+                _warned_not_viable = True
+                print(f"warning: {reason}; keyring uses another backend.", file=sys.stderr)
+            raise RuntimeError(reason)
         return 4.5
 
     # MARK: keyring API
@@ -145,7 +169,7 @@ class KeysmithKeyring(KeyringBackend):
     def _command(self, arguments: List[str]) -> List[str]:
         executable = self.executable or _find_executable()
         if executable is None:
-            raise KeyringError("the keysmith executable was not found (set KEYSMITH_EXECUTABLE or put keysmith on the PATH)")
+            raise KeyringError("keysmith_keyring cannot run keysmith: " + _not_found_reason())
         command = [executable]
         if self.keychain:
             command += _option("--keychain", self.keychain)

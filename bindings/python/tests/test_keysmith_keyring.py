@@ -163,8 +163,23 @@ def test_secrets_never_reach_the_command_line(home, keysmith, tmp_path):
 def test_priority_needs_the_executable(home, monkeypatch):
     assert KeysmithKeyring.priority == 4.5
     monkeypatch.setenv("KEYSMITH_EXECUTABLE", "/nonexistent/keysmith")
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError) as raised:
         KeysmithKeyring.priority  # noqa: B018
+    assert "/nonexistent/keysmith" in str(raised.value)
+
+
+def test_not_viable_says_why_when_keysmith_is_not_on_the_path(home, monkeypatch, capsys):
+    import keysmith_keyring
+
+    monkeypatch.setattr(keysmith_keyring, "_warned_not_viable", False)
+    monkeypatch.delenv("KEYSMITH_EXECUTABLE", raising=False)
+    monkeypatch.setenv("PATH", str(home))
+    with pytest.raises(RuntimeError) as raised:
+        KeysmithKeyring.priority  # noqa: B018
+    assert "not on the PATH" in str(raised.value)
+    assert "$PREFIX/bin" in str(raised.value)
+    # keyring drops a backend whose priority raises without a word: the reason is printed too.
+    assert "keysmith_keyring is not viable" in capsys.readouterr().err
 
 
 @pytest.mark.filterwarnings("ignore:Empty usernames are deprecated")
