@@ -44,4 +44,47 @@ struct ProtectedDataLockStateTests {
             #expect(try await ProtectedDataAvailability.retrying(policy: policy) { try Self.readToken() } == "secret")
         }
     }
+
+    /// A retry that waits a long time (40 s) is woken by an unlock in this process, long
+    /// before its wait would end: the unlock posts the availability notification.
+    @Test func retryingWakesUpWhenThisProcessUnlocks() async throws {
+        try await withTemporaryKeychain {
+            try KeychainEnvironment.setPassphrase("pw", old: nil)
+            defer { try? KeychainEnvironment.lock(evictingFirstUnlock: true) }
+            var add = Self.item
+            add[kSecAttrAccessible as String] = kSecAttrAccessibleWhenUnlocked
+            add[kSecValueData as String] = Data("secret".utf8)
+            #expect(SecItemAdd(add as CFDictionary, nil) == errSecSuccess)
+            try KeychainEnvironment.lock()
+
+            let attempts = AttemptCounter()
+            let longWait = Duration.seconds(40)
+            let policy = ProtectedDataAvailability.RetryPolicy(timeout: .seconds(120), initialDelay: longWait, maximumDelay: longWait)
+            let clock = ContinuousClock()
+            let start = clock.now
+            async let token = ProtectedDataAvailability.retrying(policy: policy) {
+                attempts.increment()
+                return try Self.readToken()
+            }
+            while attempts.value < 1 { try await Task.sleep(for: .milliseconds(5)) }
+            // The first attempt failed (locked); the retry now waits. Unlock; and again while
+            // no retry ran, in case the first unlock came before the wait began.
+            while attempts.value < 2, start.duration(to: clock.now) < longWait {
+                try KeychainEnvironment.unlock(passphrase: "pw")
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let value = try await token
+            let elapsed = start.duration(to: clock.now)
+            #expect(value == "secret")
+            #expect(attempts.value == 2, "one failed attempt, one after the unlock")
+            #expect(elapsed < longWait, "the retry ran after \(elapsed), when its wait ended, not when the keychain was unlocked")
+        }
+    }
+
+    final class AttemptCounter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+        func increment() { lock.withLock { count += 1 } }
+        var value: Int { lock.withLock { count } }
+    }
 }

@@ -17,12 +17,18 @@
 //                                           refuses; prints "refused STATUS" and exits 0
 //                                           when the refusal was a clean status
 //
+// With KEYSMITH_WORKLOAD_GATE=PATH (a named pipe), the workload first creates PATH.ready.PID
+// and opens that pipe for reading, which blocks until the test opens it for writing: every
+// workload started that way then begins at the same moment.
+//
 // Exit status: 0 when every operation succeeded, 1 otherwise (the failure is on stderr).
 import Foundation
 import KeychainServices
 
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("keychain-workload: \(message)\n".utf8))
+    // The keychain's own account of the last failure (never a secret), when there is one.
+    let reason = KeychainDiagnostics.lastFailureDescription.map { " (\($0))" } ?? ""
+    FileHandle.standardError.write(Data("keychain-workload: \(message)\(reason)\n".utf8))
     exit(1)
 }
 
@@ -73,6 +79,14 @@ guard arguments.count == 4, let count = Int(arguments[3]) else {
     fail("usage: keychain-workload upsert|shared|ack-log NAME COUNT")
 }
 let name = arguments[2]
+if let gate = ProcessInfo.processInfo.environment["KEYSMITH_WORKLOAD_GATE"] {
+    // Says it is at the gate (GATE.ready.PID), then waits there.
+    let ready = open("\(gate).ready.\(getpid())", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+    if ready >= 0 { close(ready) }
+    let fd = open(gate, O_RDONLY)
+    guard fd >= 0 else { fail("cannot open the gate \(gate)") }
+    close(fd)
+}
 switch arguments[1] {
 case "upsert":
     for index in 0..<count {
