@@ -7,12 +7,12 @@ import Testing
 /// Auto-lock and the sharing of the unlock across the user's processes, seen from outside:
 /// the kernel keyring's own view of the unlock keys (`/proc/keys`: their timeout) and
 /// `keysmith` processes that must or must not find a class A item.
-@Suite(.enabled(if: AutoLockCommandTests.keyringIsUsed))
-struct AutoLockCommandTests {
-    /// Whether this machine keeps the lock state in the kernel keyring (not in containers
-    /// whose seccomp profile refuses the keyring system calls).
-    static var keyringIsUsed: Bool { KeychainEnvironment.lockStateStore == "kernel keyring" }
+/// Whether this machine keeps the lock state in the kernel keyring (not in containers whose
+/// seccomp profile refuses the keyring system calls).
+private let lockStateIsInTheKernelKeyring = KeychainEnvironment.lockStateStore == "kernel keyring"
 
+@Suite(.enabled(if: lockStateIsInTheKernelKeyring))
+struct AutoLockCommandTests {
     static let fast = KeychainStateCommandTests.fast
 
     /// A keychain with a passphrase and one class A item ("a") and one class C item ("c").

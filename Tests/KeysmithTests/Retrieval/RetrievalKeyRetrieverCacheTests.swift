@@ -99,7 +99,7 @@ struct RetrievalKeyRetrieverCacheTests {
         func caller() {
             group.enter()
             Thread.detachNewThread {
-                threads.append(gettid())
+                threads.append(Self.currentThreadID())
                 results.append((try? retriever.retrieve("k"))?.string())
                 group.leave()
             }
@@ -129,6 +129,12 @@ struct RetrievalKeyRetrieverCacheTests {
             let end = stat.lastIndex(of: ")")
         else { return false }
         return stat[stat.index(after: end)...].split(separator: " ").first == "S"
+    }
+
+    /// The kernel's id of the calling thread (`/proc/thread-self` names `PID/task/TID`).
+    static func currentThreadID() -> pid_t {
+        let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+        return pid_t(path.split(separator: "/").last.flatMap { Int32($0) } ?? -1)
     }
 
     final class ThreadIdentifiers: @unchecked Sendable {
