@@ -359,14 +359,23 @@ struct RollbackTests {
     @Test func anAnchorOfAnotherKeychainIsRefusedEvenInTheSameState() throws {
         let keychain = TemporaryKeychain()
         defer { keychain.remove() }
-        keychain.run { #expect(read("a").0 == errSecItemNotFound) }
+        // Reads do not create a keychain; an add does. The same add and delete in both
+        // keychains: the same generation, and no rows.
+        func addAndDelete() {
+            keychain.run {
+                #expect(add("a", "1") == errSecSuccess)
+                #expect(SecItemDelete(genp(service, "a") as CFDictionary) == errSecSuccess)
+                #expect(read("a").0 == errSecItemNotFound)
+            }
+        }
+        addAndDelete()
         quit(keychain)
         let first = try anchorBytes(keychain)
         let database = path(keychain, "keychain.db")
         for suffix in ["", "-wal", "-shm"] { unlink(database + suffix) }
         unlink(path(keychain, "keychain.verified"))
         // A new keychain in the old one's place: the old anchor is replaced by its own.
-        keychain.run { #expect(read("a").0 == errSecItemNotFound) }
+        addAndDelete()
         quit(keychain)
         let second = try anchorBytes(keychain)
         let idRange = 8..<24
