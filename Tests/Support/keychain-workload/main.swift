@@ -13,6 +13,11 @@
 //   keychain-workload residue NAME SIZE     add and update an item with SIZE-byte random
 //                                           secrets; print how many copies of each a scan
 //                                           of this process's memory finds afterwards
+//   keychain-workload real-cost FILE 1      give the keychain a passphrase, add an item and
+//                                           export the keychain to FILE, with the cost of a
+//                                           real program (never the tests' fast setting)
+//   keychain-workload application-password ACCOUNT 1
+//                                           add an item protected by an application password
 //   keychain-workload fill PREFIX COUNT     add 4 KiB items until the disk (or RLIMIT_FSIZE)
 //                                           refuses; prints "refused STATUS" and exits 0
 //                                           when the refusal was a clean status
@@ -23,6 +28,7 @@
 //
 // Exit status: 0 when every operation succeeded, 1 otherwise (the failure is on stderr).
 import Foundation
+import KeychainAuthentication
 import KeychainServices
 
 func fail(_ message: String) -> Never {
@@ -173,6 +179,32 @@ case "fill":
         say("ack \(index)")
     }
     say("never refused")
+case "real-cost":
+    do {
+        try KeychainEnvironment.setPassphrase("keychain passphrase", old: nil)
+        var add = query("exported")
+        add[kSecValueData as String] = Data("exported".utf8)
+        add[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlock
+        let status = SecItemAdd(add as CFDictionary, nil)
+        guard status == errSecSuccess else { fail("add: status \(status)") }
+        let exported = try KeychainArchive.export(passphrase: "archive passphrase")
+        try exported.archive.write(to: URL(fileURLWithPath: name))
+        try KeychainEnvironment.lock(evictingFirstUnlock: true)
+    } catch {
+        fail("\(error)")
+    }
+case "application-password":
+    let context = LAContext()
+    _ = context.setCredential(Data("application password".utf8), type: .applicationPassword)
+    guard let control = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleAfterFirstUnlock, .applicationPassword, nil) else {
+        fail("no access control")
+    }
+    var add = query(name)
+    add[kSecValueData as String] = Data("paid".utf8)
+    add[kSecAttrAccessControl as String] = control
+    add[kSecUseAuthenticationContext as String] = context
+    let status = SecItemAdd(add as CFDictionary, nil)
+    guard status == errSecSuccess else { fail("add: status \(status)") }
 default:
     fail("unknown command \(arguments[1])")
 }
