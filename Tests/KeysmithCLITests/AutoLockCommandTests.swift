@@ -1,5 +1,6 @@
 #if os(Linux)
 import Foundation
+import Glibc
 import Testing
 
 @testable import KeychainServices
@@ -40,13 +41,29 @@ struct AutoLockCommandTests {
     /// "14m", "59s", ...), or `nil` when the keyring has no such key.
     static func keyringTimeout(_ home: TemporaryHome, _ slot: String) throws -> String? {
         let description = "keysmith:\(try keychainID(home)):\(slot):"
-        let keys = try String(contentsOfFile: "/proc/keys", encoding: .utf8)
+        let keys = try Self.procKeys()
         for line in keys.split(separator: "\n") {
             // serial flags usage timeout perm uid gid type description: length
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             if fields.count > 8, fields[7] == "user", fields[8] == description[...] { return String(fields[3]) }
         }
         return nil
+    }
+
+    /// All of `/proc/keys`, read to its end (it is generated as it is read, a page at a time,
+    /// and has no size to go by).
+    static func procKeys() throws -> String {
+        let fd = open("/proc/keys", O_RDONLY | O_CLOEXEC)
+        try #require(fd >= 0, "cannot read /proc/keys")
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            bytes += chunk[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Minutes from a `/proc/keys` timeout such as "14m", or `nil` for anything else.
