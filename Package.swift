@@ -114,7 +114,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "keychain-workload",
-            dependencies: ["KeychainServices"],
+            dependencies: ["KeychainServices", "KeychainAuthentication"],
             path: "Tests/Support/keychain-workload"
         ),
         .executableTarget(

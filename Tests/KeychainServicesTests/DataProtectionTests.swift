@@ -245,14 +245,17 @@ import CSQLite
     }
 
     /// The items' stored rows (id, label, nonce, ciphertext), to compare before and after.
+    /// - Throws: when the database cannot be opened or read (never an empty answer instead).
     func rows(_ keychain: TemporaryKeychain) throws -> [String] {
         var handle: OpaquePointer?
         let path = keychain.directory.appendingPathComponent("keychain.db").path
-        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let handle else { return [] }
         defer { sqlite3_close_v2(handle) }
+        try #require(sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, "cannot open \(path)")
         var statement: OpaquePointer?
-        sqlite3_prepare_v2(handle, "SELECT id, pdmn, hex(nonce), hex(ciphertext) FROM items ORDER BY id", -1, &statement, nil)
         defer { sqlite3_finalize(statement) }
+        try #require(
+            sqlite3_prepare_v2(handle, "SELECT id, pdmn, hex(nonce), hex(ciphertext) FROM items ORDER BY id", -1, &statement, nil) == SQLITE_OK,
+            "cannot read the items of \(path)")
         var rows: [String] = []
         while sqlite3_step(statement) == SQLITE_ROW {
             rows.append((0..<4).map { String(cString: sqlite3_column_text(statement, $0)) }.joined(separator: "|"))

@@ -8,14 +8,16 @@ import Testing
 
 struct DeletedDataTests {
     /// The stored ciphertext of every row, read from outside the engine.
-    private func ciphertexts(_ keychain: TemporaryKeychain) -> [Data] {
+    /// - Throws: when the database cannot be opened or read (never an empty answer instead).
+    private func ciphertexts(_ keychain: TemporaryKeychain) throws -> [Data] {
         var handle: OpaquePointer?
         let path = keychain.directory.appendingPathComponent("keychain.db").path
-        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return [] }
         defer { sqlite3_close(handle) }
+        try #require(sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, "cannot open \(path)")
         var statement: OpaquePointer?
-        sqlite3_prepare_v2(handle, "SELECT ciphertext FROM items ORDER BY id", -1, &statement, nil)
         defer { sqlite3_finalize(statement) }
+        try #require(sqlite3_prepare_v2(handle, "SELECT ciphertext FROM items ORDER BY id", -1, &statement, nil) == SQLITE_OK,
+                     "cannot read the items of \(path)")
         var result: [Data] = []
         while sqlite3_step(statement) == SQLITE_ROW {
             result.append(Data(bytes: sqlite3_column_blob(statement, 0), count: Int(sqlite3_column_bytes(statement, 0))))
@@ -33,14 +35,14 @@ struct DeletedDataTests {
         }
     }
 
-    @Test func overwrittenAndDeletedCiphertextIsGoneFromTheFiles() {
-        TemporaryKeychain.with { keychain in
+    @Test func overwrittenAndDeletedCiphertextIsGoneFromTheFiles() throws {
+        try TemporaryKeychain.with { keychain in
             let secret = Data(repeating: 0x41, count: 600)
             #expect(SecItemAdd(genp("wipe", "kept").with(kSecValueData, secret) as CFDictionary, nil) == errSecSuccess)
             #expect(SecItemAdd(genp("wipe", "rotated").with(kSecValueData, secret) as CFDictionary, nil) == errSecSuccess)
             #expect(SecItemAdd(genp("wipe", "deleted").with(kSecValueData, secret) as CFDictionary, nil) == errSecSuccess)
-            let before = ciphertexts(keychain)
-            #expect(before.count == 3)
+            let before = try ciphertexts(keychain)
+            try #require(before.count == 3)
             let (kept, rotated, deleted) = (before[0], before[1], before[2])
             #expect(filesContain(keychain, rotated).count > 0, "the test can see ciphertext in the files")
 

@@ -85,13 +85,15 @@ import CSQLite
         }
     }
 
+    /// - Throws: when the database cannot be opened or read (never an empty answer instead).
     static func labels(_ database: URL) throws -> [String] {
         var handle: OpaquePointer?
-        guard sqlite3_open_v2(database.path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let handle else { return [] }
         defer { sqlite3_close_v2(handle) }
+        try #require(sqlite3_open_v2(database.path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, "cannot open \(database.path)")
         var statement: OpaquePointer?
-        sqlite3_prepare_v2(handle, "SELECT pdmn FROM items ORDER BY id", -1, &statement, nil)
         defer { sqlite3_finalize(statement) }
+        try #require(sqlite3_prepare_v2(handle, "SELECT pdmn FROM items ORDER BY id", -1, &statement, nil) == SQLITE_OK,
+                     "cannot read the items of \(database.path)")
         var labels: [String] = []
         while sqlite3_step(statement) == SQLITE_ROW { labels.append(String(cString: sqlite3_column_text(statement, 0))) }
         return labels

@@ -160,6 +160,31 @@ import Testing
         #expect(throws: AuthenticationFailure.passcodeNotSet) { try brokenAuthenticator.authenticate(Self.request) }
     }
 
+    /// The account check follows the password check: an expired or locked account (here a
+    /// stack whose account step is `pam_deny`) is refused even with the right password,
+    /// which the asked prompt shows was typed and accepted by the auth step.
+    @Test(.enabled(if: PrivateStack.isInstalled))
+    func anAccountTheStackRefusesFailsWithTheRightPassword() throws {
+        let stack = try PrivateStack(serviceName: nil)
+        defer { stack.remove() }
+        let refusingAccounts = """
+            auth required pam_userdb.so crypt=none db=\(stack.directory.appendingPathComponent("users").path)
+            account required pam_deny.so
+
+            """
+        try Data(refusingAccounts.utf8).write(to: stack.directory.appendingPathComponent("keysmith"))
+        let right = try stack.authenticator(askpass: "printf '%s' \"$1\" > \(stack.directory.path)/asked; printf 'open sesame\\n'")
+        #expect(right.unavailability() == nil)
+        #expect(throws: AuthenticationFailure.authenticationFailed) { try right.authenticate(Self.request) }
+        let asked = try String(contentsOfFile: stack.directory.path + "/asked", encoding: .utf8)
+        #expect(asked.contains("login password for alice"), "the password was asked: the refusal came after it")
+
+        // The same password through the same auth step, with accounts permitted, succeeds.
+        try Data(refusingAccounts.replacingOccurrences(of: "pam_deny.so", with: "pam_permit.so").utf8)
+            .write(to: stack.directory.appendingPathComponent("keysmith"))
+        #expect(try right.authenticate(Self.request).factor == .passcode)
+    }
+
     @Test func pamStatusesMapToTheFailuresAppsHandle() {
         #expect(PAMLoginAuthenticator.failure(forPAMStatus: 7, conversation: nil) == .authenticationFailed)  // PAM_AUTH_ERR
         #expect(PAMLoginAuthenticator.failure(forPAMStatus: 10, conversation: nil) == .authenticationFailed)  // PAM_USER_UNKNOWN

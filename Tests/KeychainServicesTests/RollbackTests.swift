@@ -277,6 +277,48 @@ struct RollbackTests {
         sqlite3_close(target)
     }
 
+    /// A shared, writable mapping of the anchor file. A write through it changes the file's
+    /// bytes without a system call: once its page is writable (after the first write), later
+    /// writes change neither the change time nor the modification time (until the page is
+    /// written back to the disk, and on file systems such as tmpfs never).
+    private final class MappedAnchor {
+        let fd: Int32
+        let memory: UnsafeMutableRawPointer
+
+        init(_ path: String) throws {
+            fd = open(path, O_RDWR)
+            try #require(fd >= 0)
+            let mapped = mmap(nil, RollbackAnchor.fileLength, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+            try #require(mapped != MAP_FAILED && mapped != nil)
+            memory = mapped!
+        }
+
+        func write(_ bytes: Data) {
+            bytes.withUnsafeBytes { memory.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        }
+
+        deinit {
+            munmap(memory, RollbackAnchor.fileLength)
+            close(fd)
+        }
+    }
+
+    private struct FileTimes: Equatable {
+        var changed: [Int]
+        var modified: [Int]
+        var inode: UInt64
+        var size: Int64
+
+        init(_ path: String) {
+            var info = stat()
+            #expect(stat(path, &info) == 0)
+            changed = [info.st_ctim.tv_sec, info.st_ctim.tv_nsec]
+            modified = [info.st_mtim.tv_sec, info.st_mtim.tv_nsec]
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+        }
+    }
+
     @Test func olderAnchorWrittenInPlaceWhileOpenIsRefusedAtTheNextRead() throws {
         let keychain = TemporaryKeychain()
         defer { keychain.remove() }
@@ -288,11 +330,88 @@ struct RollbackTests {
         keychain.run {
             #expect(update("a", "version 2") == errSecSuccess)
             #expect(read("a") == (errSecSuccess, Data("version 2".utf8)))
-            #expect(read("a") == (errSecSuccess, Data("version 2".utf8)))
         }
-        // Same inode, same size, same modification time: only the bytes differ.
-        writeInPlace(older, anchorOf: keychain)
+        let current = try anchorBytes(keychain)
+        #expect(current != older)
+        let anchor = path(keychain, "keychain.anchor")
+        let mapping = try MappedAnchor(anchor)
+        // Same inode, same size, same change and modification times as when the process
+        // last read the anchor: only the bytes differ. The first write through the mapping
+        // (of the bytes the file holds) makes its page writable, which may set the times;
+        // the process then reads the anchor as it is. The second write changes no time,
+        // unless the page was written back in between: then all of it is done again.
+        var onlyTheBytesDiffer = false
+        for _ in 0..<5 where !onlyTheBytesDiffer {
+            mapping.write(current)
+            keychain.run { #expect(read("a") == (errSecSuccess, Data("version 2".utf8))) }
+            let before = FileTimes(anchor)
+            mapping.write(older)
+            onlyTheBytesDiffer = FileTimes(anchor) == before
+        }
+        try #require(onlyTheBytesDiffer, "every write through the mapping changed the anchor's times")
         expectRollbackRefused(keychain, "a", "an older anchor written into the open anchor file")
+    }
+
+    /// Two keychains created one after the other in the same directory (the database
+    /// removed, the device key kept) have anchors that authenticate under the same key and,
+    /// both empty and anchored once, record the same state: only the keychain id tells the
+    /// first keychain's anchor from the second's.
+    @Test func anAnchorOfAnotherKeychainIsRefusedEvenInTheSameState() throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        // Reads do not create a keychain; an add does. The same add and delete in both
+        // keychains: the same generation, and no rows.
+        func addAndDelete() {
+            keychain.run {
+                #expect(add("a", "1") == errSecSuccess)
+                #expect(SecItemDelete(genp(service, "a") as CFDictionary) == errSecSuccess)
+                #expect(read("a").0 == errSecItemNotFound)
+            }
+        }
+        addAndDelete()
+        quit(keychain)
+        let first = try anchorBytes(keychain)
+        let database = path(keychain, "keychain.db")
+        for suffix in ["", "-wal", "-shm"] { unlink(database + suffix) }
+        unlink(path(keychain, "keychain.verified"))
+        // A new keychain in the old one's place: the old anchor is replaced by its own.
+        addAndDelete()
+        quit(keychain)
+        let second = try anchorBytes(keychain)
+        let idRange = 8..<24
+        #expect(first[idRange] != second[idRange], "the second keychain has its own id")
+        // Committed state, flag and pending state: the same in both.
+        let stateRange = 24..<(24 + ItemSetState.encodedLength + 1 + ItemSetState.encodedLength)
+        #expect(first[stateRange] == second[stateRange], "both anchors record the same state")
+
+        // The first keychain's anchor put back: same key, same state, another keychain.
+        try first.write(to: URL(fileURLWithPath: path(keychain, "keychain.anchor")))
+        chmod(path(keychain, "keychain.anchor"), 0o600)
+        keychain.run {
+            let (status, data) = read("a")
+            #expect(status == errSecDecode, "another keychain's anchor was accepted")
+            #expect(data == nil)
+            #expect(KeychainDiagnostics.lastFailureDescription?.contains("another keychain") == true,
+                    "\(KeychainDiagnostics.lastFailureDescription ?? "no failure")")
+        }
+    }
+
+    @Test func rowAddedBehindTheKeychainsBackIsDetected() throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        keychain.run {
+            #expect(add("a", "1") == errSecSuccess)
+            #expect(add("b", "2") == errSecSuccess)
+        }
+        quit(keychain)
+        // A copy of row b under a new id, primary key and reference (the unique columns).
+        RawKeychainFile(keychain).execute(
+            """
+            INSERT INTO items (class, pk, h1, h2, agrp, sync, pdmn, ref, nonce, ciphertext, h3)
+                SELECT class, randomblob(length(pk)), h1, h2, agrp, sync, pdmn, randomblob(length(ref)), nonce, ciphertext, h3
+                FROM items WHERE id = (SELECT max(id) FROM items)
+            """)
+        expectRollbackRefused(keychain, "a", "a row added behind the keychain's back")
     }
 
     @Test func olderAnchorRenamedIntoPlaceWhileOpenIsRefusedAtTheNextRead() throws {

@@ -35,8 +35,12 @@ struct FleetEtcdTests {
         #expect(throws: EtcdError.versionExists(identifier: "api_key", version: "2024.07.01")) {
             try fleet.publish(Data("attacker".utf8), for: "api_key", version: "2024.07.01")
         }
-        let stored = try await cluster.ctl(["get", "--prefix", "/keysmith/test/"])
-        #expect(!stored.contains("new-api-key") && !stored.contains("database-key"))
+        // Values are base64 in etcdctl's JSON and may be base64 inside the envelope: decoded first.
+        let stored = try EtcdStoredBytes.all(try await cluster.ctl(["get", "--prefix", "/keysmith/test/", "-w", "json"]))
+        #expect(stored.count >= 3, "the three versions are in etcd")
+        for plaintext in ["old-api-key", "new-api-key", "database-key"] {
+            #expect(!stored.contains { $0.range(of: Data(plaintext.utf8)) != nil }, "\(plaintext) is in etcd")
+        }
         #expect(try fleet.identifiers() == ["api_key", "db_key"])
 
         try await SourceConformance.check(fleet, expecting: ["api_key": ["2024.06.01", "2024.07.01"], "db_key": ["1"]])

@@ -141,16 +141,20 @@ enum KeychainFiles {
                 throw KeychainFailure(
                     errSecNotAvailable, "Cannot inspect the keychain directory \(path): \(String(cString: strerror(errno))).")
             }
-            do {
-                try FileManager.default.createDirectory(
-                    at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            } catch {
+            // The directory itself is made by mkdir(2) with mode 0700, so it is private from
+            // the moment it exists: another process opening the same new keychain may find
+            // it at once, and must not find it readable by others (as a directory made with
+            // the default mode and then changed would be, for a moment). Its parents, when
+            // missing, get the default mode, as with `mkdir -p`.
+            let parent = directory.deletingLastPathComponent()
+            let created = (try? FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)) != nil
+            guard created, mkdir(path, 0o700) == 0 || errno == EEXIST else {
                 throw KeychainFailure(
-                    errSecWrPerm, "Cannot create the keychain directory \(path).",
+                    errSecWrPerm, "Cannot create the keychain directory \(path)\(created ? ": \(String(cString: strerror(errno)))" : "").",
                     recovery: "Create it yourself (mkdir -m 700 \(path)) or point KEYSMITH_HOME at a writable directory.")
             }
-            // createDirectory also succeeds when someone else created the directory in the
-            // meantime, so what is there now is checked like any existing directory.
+            // Someone else may have created the directory in the meantime, so what is there
+            // now is checked like any existing directory.
             guard stat(path, &info) == 0 else {
                 throw KeychainFailure(
                     errSecNotAvailable, "Cannot inspect the keychain directory \(path): \(String(cString: strerror(errno))).")

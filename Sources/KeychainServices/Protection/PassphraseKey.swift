@@ -17,11 +17,20 @@ struct PassphraseKey: Equatable {
 
     /// The parameters for a new passphrase: 3 passes over 128 MiB, which costs about a
     /// quarter of a second on an idle two-core machine of 2026 (half of libsodium's
-    /// MODERATE preset, which is 0.5 s there). `KEYSMITH_KDF_PROFILE=fast` selects
-    /// libsodium's minimum instead: only for tests, it makes a passphrase cheap to guess.
+    /// MODERATE preset, which is 0.5 s there).
+    ///
+    /// Tests select libsodium's minimum instead, which makes a passphrase cheap to guess:
+    /// in process with ``fastForTesting``, and for the tools they run with
+    /// `KEYSMITH_KDF_PROFILE=fast`, which only a debug build (what `swift build` and the
+    /// tests use) reads; a release build (`make install`) ignores it.
     static func fresh(_ variables: [String: String] = ProcessInfo.processInfo.environment) -> PassphraseKey {
         let salt = Sodium.randomBytes(Int(crypto_pwhash_SALTBYTES))
-        if variables["KEYSMITH_KDF_PROFILE"] == "fast" || fastForTesting.load(ordering: .relaxed) {
+        #if DEBUG
+        let fastProfile = variables["KEYSMITH_KDF_PROFILE"] == "fast"
+        #else
+        let fastProfile = false
+        #endif
+        if fastProfile || fastForTesting.load(ordering: .relaxed) {
             return PassphraseKey(
                 opsLimit: UInt64(crypto_pwhash_argon2id_OPSLIMIT_MIN), memLimit: UInt64(crypto_pwhash_argon2id_MEMLIMIT_MIN),
                 salt: salt)

@@ -100,7 +100,7 @@ final class KeychainDatabase {
     /// `checkValue` (from the key file) belongs to this database.
     func prepare(checkValue: Data) throws {
         do {
-            try database.execute("PRAGMA journal_mode=WAL")
+            try enableWriteAheadLog()
             try database.execute("PRAGMA synchronous=FULL")
             // Deleted and overwritten rows are zeroed in the file instead of left in free
             // space, and the WAL shrinks back to nothing when it restarts after a checkpoint
@@ -141,6 +141,29 @@ final class KeychainDatabase {
                 recovery: error.primaryResultCode == SQLITE_NOTADB || error.primaryResultCode == SQLITE_CORRUPT
                     ? "The file is damaged or not a keychain; restore it from a backup or move it aside."
                     : nil)
+        }
+    }
+
+    /// `PRAGMA journal_mode=WAL`, waiting while other connections use the file.
+    ///
+    /// Switching a database to WAL (a new keychain's, once) writes its header from inside a
+    /// read, and SQLite answers SQLITE_BUSY at once, without its busy timeout, when another
+    /// connection holds the file at that moment: several processes opening a new keychain
+    /// together meet this. The switch is tried again, with short random pauses, until it is
+    /// made (by this connection or another: a database already in WAL needs no write) or the
+    /// busy timeout passes.
+    private func enableWriteAheadLog() throws {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(Self.busyTimeoutMilliseconds) * 1_000_000
+        var pause: UInt32 = 1_000
+        while true {
+            do {
+                try database.execute("PRAGMA journal_mode=WAL")
+                return
+            } catch let error as DatabaseError where error.primaryResultCode == SQLITE_BUSY {
+                guard DispatchTime.now().uptimeNanoseconds < deadline else { throw error }
+                usleep(pause + UInt32.random(in: 0...pause))
+                pause = min(pause * 2, 50_000)
+            }
         }
     }
 

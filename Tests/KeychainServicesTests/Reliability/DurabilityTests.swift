@@ -144,4 +144,49 @@ struct DurabilityTests {
         #expect(!synchronousValues.isEmpty, "the connection that writes items was never seen")
         #expect(synchronousValues.allSatisfy { $0 == "2" || $0 == "3" }, "PRAGMA synchronous: \(synchronousValues)")
     }
+
+    /// The anchor file records the state a write is about to commit, so that a database
+    /// found in that state after a crash is accepted: that record must be on the disk before
+    /// the commit is. Every acknowledged add must be preceded by a sync of the anchor that
+    /// comes before the sync of the log that commits it.
+    @Test func everyAcknowledgedWriteSyncsTheAnchorBeforeItsCommit() throws {
+        let keychain = TemporaryKeychain()
+        defer { keychain.remove() }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keysmith-sync-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let library = try Self.buildInterposer(in: scratch)
+
+        let count = 20
+        let run = try runWorkload(
+            ["ack-log", "anchored", "\(count)"], keychain: keychain, environment: ["LD_PRELOAD": library.path])
+        #expect(run.status == 0, "\(run.errors)")
+
+        let log = keychain.directory.appendingPathComponent("keychain.db-wal").path
+        let anchor = keychain.directory.appendingPathComponent("keychain.anchor").path
+        var acknowledged = 0
+        var anchorSyncs = 0
+        var anchorSyncedSinceLastAck = false
+        var commitAfterAnchorSync = false
+        var unsynced: [String] = []
+        for line in run.lines {
+            if line.hasPrefix("fsync ") || line.hasPrefix("fdatasync ") {
+                let path = line.split(separator: " ", maxSplits: 1).last.map(String.init) ?? ""
+                if path == anchor {
+                    anchorSyncs += 1
+                    anchorSyncedSinceLastAck = true
+                } else if path == log, anchorSyncedSinceLastAck {
+                    commitAfterAnchorSync = true
+                }
+            } else if line.hasPrefix("ack ") {
+                acknowledged += 1
+                if !commitAfterAnchorSync { unsynced.append(line) }
+                anchorSyncedSinceLastAck = false
+                commitAfterAnchorSync = false
+            }
+        }
+        #expect(acknowledged == count, "the writer acknowledged \(acknowledged) of \(count) writes: \(run.errors)")
+        #expect(anchorSyncs >= count, "\(anchorSyncs) syncs of \(anchor) for \(count) writes")
+        #expect(unsynced.isEmpty, "committed before the anchor reached the disk: \(unsynced.prefix(5)) (of \(unsynced.count))")
+    }
 }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Keysmith
 import Testing
 
@@ -83,18 +86,20 @@ struct RetrievalKeyRetrieverCacheTests {
     }
 
     @Test func concurrentFirstLookupsConsultTheSourcesOnce() throws {
-        // The first lookup is held inside the source until every other caller has started;
-        // then it is let go once all eight are inside the source (no single flight) or, when
-        // the others wait for it as they should, after a bounded wait for that to happen.
+        // The first lookup is held inside the source until every other caller is blocked,
+        // either waiting for the first lookup's answer (as they should) or held inside the
+        // source themselves (no single flight); then it is let go. Whether a caller is
+        // blocked is the kernel's view of its thread, not a time limit, so a slow machine
+        // only makes the test take longer.
         let source = GatedSource(["k": "v"])
         let retriever = makeRetrievalRetriever([source])
         let group = DispatchGroup()
         let results = RetrievalResults()
-        let started = DispatchSemaphore(value: 0)
+        let threads = ThreadIdentifiers()
         func caller() {
             group.enter()
             Thread.detachNewThread {
-                started.signal()
+                threads.append(Self.currentThreadID())
                 results.append((try? retriever.retrieve("k"))?.string())
                 group.leave()
             }
@@ -102,14 +107,41 @@ struct RetrievalKeyRetrieverCacheTests {
         caller()
         #expect(source.entered.wait(timeout: .now() + 60) == .success, "the first lookup never reached the source")
         for _ in 1..<8 { caller() }
-        for _ in 0..<8 { #expect(started.wait(timeout: .now() + 60) == .success) }
-        // If the others are not held back, each reaches the source now.
-        var inside = 1
-        while inside < 8, source.entered.wait(timeout: .now() + 2) == .success { inside += 1 }
+        // Every caller's thread asleep in the kernel, on three looks in a row.
+        let deadline = Date().addingTimeInterval(120)
+        var asleepInARow = 0
+        while asleepInARow < 3, Date() < deadline {
+            let identifiers = threads.values
+            asleepInARow = identifiers.count == 8 && identifiers.allSatisfy(Self.isAsleep) ? asleepInARow + 1 : 0
+            usleep(20_000)
+        }
+        try #require(asleepInARow == 3, "the callers never all blocked")
         source.release()
         #expect(group.wait(timeout: .now() + 60) == .success)
         #expect(results.values == Array(repeating: "v", count: 8))
         #expect(source.lookups == ["k"], "\(source.lookups.count) lookups reached the source")
+    }
+
+    /// Whether the thread `id` of this process is asleep (state S in
+    /// `/proc/self/task/ID/stat`: blocked, here on a lock or a condition).
+    static func isAsleep(_ id: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/self/task/\(id)/stat", encoding: .utf8),
+            let end = stat.lastIndex(of: ")")
+        else { return false }
+        return stat[stat.index(after: end)...].split(separator: " ").first == "S"
+    }
+
+    /// The kernel's id of the calling thread (`/proc/thread-self` names `PID/task/TID`).
+    static func currentThreadID() -> pid_t {
+        let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+        return pid_t(path.split(separator: "/").last.flatMap { Int32($0) } ?? -1)
+    }
+
+    final class ThreadIdentifiers: @unchecked Sendable {
+        private let lock = NSLock()
+        private var identifiers: [pid_t] = []
+        func append(_ id: pid_t) { lock.withLock { identifiers.append(id) } }
+        var values: [pid_t] { lock.withLock { identifiers } }
     }
 
     /// A source whose lookups signal `entered` and then wait until `release()`.

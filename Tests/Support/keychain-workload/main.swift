@@ -13,16 +13,28 @@
 //   keychain-workload residue NAME SIZE     add and update an item with SIZE-byte random
 //                                           secrets; print how many copies of each a scan
 //                                           of this process's memory finds afterwards
+//   keychain-workload real-cost FILE 1      give the keychain a passphrase, add an item and
+//                                           export the keychain to FILE, with the cost of a
+//                                           real program (never the tests' fast setting)
+//   keychain-workload application-password ACCOUNT 1
+//                                           add an item protected by an application password
 //   keychain-workload fill PREFIX COUNT     add 4 KiB items until the disk (or RLIMIT_FSIZE)
 //                                           refuses; prints "refused STATUS" and exits 0
 //                                           when the refusal was a clean status
 //
+// With KEYSMITH_WORKLOAD_GATE=PATH (a named pipe), the workload first creates PATH.ready.PID
+// and opens that pipe for reading, which blocks until the test opens it for writing: every
+// workload started that way then begins at the same moment.
+//
 // Exit status: 0 when every operation succeeded, 1 otherwise (the failure is on stderr).
 import Foundation
+import KeychainAuthentication
 import KeychainServices
 
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("keychain-workload: \(message)\n".utf8))
+    // The keychain's own account of the last failure (never a secret), when there is one.
+    let reason = KeychainDiagnostics.lastFailureDescription.map { " (\($0))" } ?? ""
+    FileHandle.standardError.write(Data("keychain-workload: \(message)\(reason)\n".utf8))
     exit(1)
 }
 
@@ -73,6 +85,14 @@ guard arguments.count == 4, let count = Int(arguments[3]) else {
     fail("usage: keychain-workload upsert|shared|ack-log NAME COUNT")
 }
 let name = arguments[2]
+if let gate = ProcessInfo.processInfo.environment["KEYSMITH_WORKLOAD_GATE"] {
+    // Says it is at the gate (GATE.ready.PID), then waits there.
+    let ready = open("\(gate).ready.\(getpid())", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+    if ready >= 0 { close(ready) }
+    let fd = open(gate, O_RDONLY)
+    guard fd >= 0 else { fail("cannot open the gate \(gate)") }
+    close(fd)
+}
 switch arguments[1] {
 case "upsert":
     for index in 0..<count {
@@ -159,6 +179,32 @@ case "fill":
         say("ack \(index)")
     }
     say("never refused")
+case "real-cost":
+    do {
+        try KeychainEnvironment.setPassphrase("keychain passphrase", old: nil)
+        var add = query("exported")
+        add[kSecValueData as String] = Data("exported".utf8)
+        add[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlock
+        let status = SecItemAdd(add as CFDictionary, nil)
+        guard status == errSecSuccess else { fail("add: status \(status)") }
+        let exported = try KeychainArchive.export(passphrase: "archive passphrase")
+        try exported.archive.write(to: URL(fileURLWithPath: name))
+        try KeychainEnvironment.lock(evictingFirstUnlock: true)
+    } catch {
+        fail("\(error)")
+    }
+case "application-password":
+    let context = LAContext()
+    _ = context.setCredential(Data("application password".utf8), type: .applicationPassword)
+    guard let control = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleAfterFirstUnlock, .applicationPassword, nil) else {
+        fail("no access control")
+    }
+    var add = query(name)
+    add[kSecValueData as String] = Data("paid".utf8)
+    add[kSecAttrAccessControl as String] = control
+    add[kSecUseAuthenticationContext as String] = context
+    let status = SecItemAdd(add as CFDictionary, nil)
+    guard status == errSecSuccess else { fail("add: status \(status)") }
 default:
     fail("unknown command \(arguments[1])")
 }

@@ -462,7 +462,66 @@ static void test_misused_free(keysmith_store *store) {
     free(foreign);
 }
 
-int main(void) {
+/*
+ * keysmith.h: a NULL accessibility is afterFirstUnlockThisDeviceOnly. A ThisDeviceOnly item
+ * is absent when the keychain is read with another machine's identity, an item of the
+ * same store opened with "afterFirstUnlock" is not; both are readable with no passphrase
+ * (so neither is whenPasscodeSetThisDeviceOnly). The reading on "another machine" is this
+ * program run again with KEYSMITH_MACHINE_ID set (as a copied keychain opened elsewhere).
+ */
+#define DEVICE_ONLY_SERVICE "com.example.ctest.accessibility"
+
+static int read_as_another_machine(void) {
+    keysmith_error error;
+    keysmith_store *store = NULL;
+    if (keysmith_store_open(NULL, NULL, &store, &error) != KEYSMITH_OK) return 3;
+    uint8_t *value = NULL;
+    size_t length = 0;
+    int32_t device_only = keysmith_get(store, DEVICE_ONLY_SERVICE, "default", &value, &length, &error);
+    keysmith_free(value);
+    value = NULL;
+    int32_t portable = keysmith_get(store, DEVICE_ONLY_SERVICE, "portable", &value, &length, &error);
+    keysmith_free(value);
+    keysmith_store_close(store);
+    fprintf(stderr, "on another machine: default %d, portable %d\n", device_only, portable);
+    return device_only == KEYSMITH_ERR_NOT_FOUND && portable == KEYSMITH_OK ? 0 : 1;
+}
+
+static void test_default_accessibility(keysmith_store *store) {
+    keysmith_error error;
+    keysmith_store *portable = NULL;
+    CHECK(keysmith_store_open(NULL, "afterFirstUnlock", &portable, &error) == KEYSMITH_OK, "%s", error.message);
+    if (portable == NULL) return;
+    CHECK(keysmith_set(store, DEVICE_ONLY_SERVICE, "default", SECRET, sizeof SECRET, &error) == KEYSMITH_OK, "%s", error.message);
+    CHECK(keysmith_set(portable, DEVICE_ONLY_SERVICE, "portable", SECRET, sizeof SECRET, &error) == KEYSMITH_OK, "%s", error.message);
+    keysmith_store_close(portable);
+
+    /* The child's environment is made before fork: after it, only exec. */
+    extern char **environ;
+    size_t count = 0;
+    while (environ[count] != NULL) count++;
+    char **environment = calloc(count + 2, sizeof(char *));
+    if (environment == NULL) return;
+    size_t kept = 0;
+    for (size_t index = 0; index < count; index++) {
+        if (strncmp(environ[index], "KEYSMITH_MACHINE_ID=", 20) != 0) environment[kept++] = environ[index];
+    }
+    environment[kept] = "KEYSMITH_MACHINE_ID=keysmith-c-test-another-machine";
+    char *arguments[] = {"keysmith-test", "--read-as-another-machine", NULL};
+    pid_t child = fork();
+    if (child == 0) {
+        execve("/proc/self/exe", arguments, environment);
+        _exit(127);
+    }
+    free(environment);
+    int status = 0;
+    CHECK(child > 0 && waitpid(child, &status, 0) == child, "run this program as another machine");
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "a NULL accessibility is afterFirstUnlockThisDeviceOnly: absent on another machine (exit %d)", WEXITSTATUS(status));
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "--read-as-another-machine") == 0) return read_as_another_machine();
     if (getenv("KEYSMITH_HOME") == NULL) {
         fprintf(stderr, "keysmith_test: set KEYSMITH_HOME to an empty temporary directory\n");
         return 2;
@@ -485,6 +544,7 @@ int main(void) {
     test_unicode_twins(store);
     test_set_races_remove(store);
     test_misused_free(store);
+    test_default_accessibility(store);
 
     keysmith_store_close(store);
     printf("keysmith C interface: %d checks, %d failed\n", checks, failures);
