@@ -154,13 +154,15 @@ private let fleetCommand = Command(
         + "to the seal, so a value changed, swapped or moved in etcd is refused with its own error, never served. "
         + "Versions are created with etcd transactions and never overwritten. Each value read is also kept as an "
         + "offline copy in this keychain, served while etcd is unreachable (for at most --max-staleness).\n\n"
-        + "  fleet init --endpoints URL[,URL...] --prefix PREFIX [--max-staleness SECONDS] [--user NAME]\n"
+        + "  fleet init --endpoints URL[,URL...] --prefix PREFIX [--max-staleness SECONDS] [--user NAME] [TLS]\n"
         + "      A new fleet key in this keychain, and the fleet settings. With --user, the etcd password is read "
-        + "from standard input (--stdin) or a prompt.\n"
+        + "from standard input (--stdin) or a prompt. TLS: --cacert FILE --cert FILE --cert-key FILE for https:// "
+        + "endpoints with the cluster's own CA and client certificates (kept in the settings; server names are "
+        + "checked).\n"
         + "  fleet export-key FILE [--stdin]\n"
         + "      Writes the fleet key to FILE (mode 0600), sealed with a passphrase (Argon2id) read from standard "
         + "input or a prompt. Copy it to the next machine, then delete it.\n"
-        + "  fleet join --endpoints URL[,URL...] --prefix PREFIX --key FILE [--stdin] [--max-staleness SECONDS]\n"
+        + "  fleet join --endpoints URL[,URL...] --prefix PREFIX --key FILE [--stdin] [--max-staleness SECONDS] [TLS]\n"
         + "      Takes the fleet key from FILE (passphrase from standard input or a prompt) into this keychain, "
         + "with the fleet settings.\n"
         + "  fleet put ID --version VERSION (--stdin | --generate BYTES)\n"
@@ -190,6 +192,17 @@ private let fleetCommand = Command(
             help: "How old an offline copy may be and still be served while etcd is unreachable (init, join; "
                 + "default 86400; 0 never serves one)."),
         OptionSpec(long: "user", value: .required("NAME"), help: "etcd user, when etcd has authentication on (init)."),
+        OptionSpec(
+            long: "cacert", value: .required("FILE"),
+            help: "The CA (PEM) that signed etcd's server certificates; only it is trusted (init, join; as etcdctl's "
+                + "--cacert)."),
+        OptionSpec(
+            long: "cert", value: .required("FILE"),
+            help: "A client certificate (PEM) for etcd with --client-cert-auth (init, join; etcdctl's --cert)."),
+        OptionSpec(
+            name: "cert-key", long: "cert-key", value: .required("FILE"),
+            help: "The client certificate's private key (PEM) (init, join; etcdctl's --key, named so because --key "
+                + "is the fleet key file)."),
         OptionSpec(long: "key", value: .required("FILE"), help: "The key file written by fleet export-key (join)."),
         OptionSpec(
             long: "stdin",

@@ -17,6 +17,13 @@ public enum EtcdError: Error, Sendable, CustomStringConvertible, Equatable {
     case server(endpoint: String, status: Int, code: Int?, message: String)
     /// etcd refused the username and password, or needs them and none were given.
     case authenticationFailed(endpoint: String, message: String)
+    /// TLS refused the connection: the server's certificate is not signed by the CA, or not
+    /// issued for the endpoint's host, or this machine's client certificate is missing,
+    /// expired or refused. Never worked around (no other endpoint, no offline copy).
+    case tlsFailed(endpoint: String, reason: String)
+    /// A write may have reached etcd, which did not answer: whether it was applied is
+    /// unknown (`operation` says which write).
+    case outcomeUnknown(operation: String, reasons: [String])
     /// The value stored at `key` is not what this fleet sealed for this identifier and
     /// version: changed in etcd, moved from another name or version, or sealed under another
     /// fleet key. It is never served.
@@ -55,6 +62,11 @@ public enum EtcdError: Error, Sendable, CustomStringConvertible, Equatable {
             return "etcd at \(endpoint) answered HTTP \(status)\(code.map { ", code \($0)" } ?? ""): \(message)"
         case .authenticationFailed(let endpoint, let message):
             return "etcd at \(endpoint) refused the credentials: \(message)"
+        case .tlsFailed(let endpoint, let reason):
+            return "TLS connection to etcd at \(endpoint) refused: \(reason)"
+        case .outcomeUnknown(let operation, let reasons):
+            return "the outcome of \(operation) is unknown: etcd may have received the write but did not answer "
+                + "(\(reasons.joined(separator: "; ")))"
         case .tampered(let identifier, let version, let key, let reason):
             return "refused fleet key \"\(identifier)\" version \(version): the value at etcd key \(key) \(reason); "
                 + "it is never served"
@@ -99,6 +111,14 @@ public enum EtcdError: Error, Sendable, CustomStringConvertible, Equatable {
             return "check the etcd cluster's health (etcdctl endpoint status) and try again."
         case .authenticationFailed:
             return "check the etcd username and password, and that the user may read and write the prefix."
+        case .tlsFailed:
+            return "check the TLS files of the fleet settings: --cacert must be the CA that signed etcd's "
+                + "certificates, --cert and --cert-key a client certificate that CA signed and still valid, and each "
+                + "endpoint's host a name the server's certificate is issued for (keysmith fleet join … --cacert "
+                + "FILE --cert FILE --cert-key FILE stores new ones)."
+        case .outcomeUnknown:
+            return "once etcd answers, look with keysmith fleet list; running the same put again with the same bytes "
+                + "is safe (it succeeds without change when the version already holds them)."
         case .tampered(let identifier, let version, _, _):
             // While the refused version is in etcd every lookup of the key refuses it: it has
             // to go before a new version can be read.

@@ -181,20 +181,45 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         }.sorted { ($0.identifier, KeyVersion($0.version)) < ($1.identifier, KeyVersion($1.version)) }
     }
 
+    /// What ``publish(_:for:version:)`` did.
+    public enum PublishOutcome: Sendable, Equatable {
+        /// The version was created.
+        case created
+        /// The version already held exactly these bytes: nothing changed (a repeated put).
+        case unchanged
+    }
+
     /// Publishes a new version of a key: sealed under the fleet key and created with an etcd
-    /// transaction, so an existing version is never overwritten.
+    /// transaction, so an existing version is never overwritten. Publishing the same bytes
+    /// again under the same version changes nothing and succeeds.
     /// - Parameters:
     ///   - data: The key bytes.
     ///   - identifier: The identifier (no `/`).
     ///   - version: The version, such as `2024.07.01` (no `/`).
-    /// - Throws: ``EtcdError/versionExists(identifier:version:)`` when etcd already holds
-    ///   that version; ``EtcdError/invalidName(_:reason:)``; other ``EtcdError``s from etcd.
-    public func publish(_ data: Data, for identifier: String, version: String) throws {
+    /// - Returns: ``PublishOutcome/created``, or ``PublishOutcome/unchanged`` when the version
+    ///   already holds these bytes.
+    /// - Throws: ``EtcdError/versionExists(identifier:version:)`` when etcd holds that version
+    ///   with other bytes; ``EtcdError/outcomeUnknown(operation:reasons:)`` when etcd may
+    ///   have received the write but did not answer; ``EtcdError/invalidName(_:reason:)``;
+    ///   other ``EtcdError``s from etcd.
+    @discardableResult
+    public func publish(_ data: Data, for identifier: String, version: String) throws -> PublishOutcome {
         try EtcdConfiguration.validate(identifier, what: "identifier")
         try EtcdConfiguration.validate(version, what: "version")
         guard !data.isEmpty else { throw EtcdError.invalidName(identifier, reason: "the key data is empty") }
         let sealed = try SealedValue.seal(data, identifier: identifier, version: version, fleetKey: fleetKey)
-        guard try client.create(configuration.key(identifier, version), value: sealed.encoded()) else {
+        let key = configuration.key(identifier, version)
+        switch try client.create(key, value: sealed.encoded(), operation: "publishing version \(version) of \"\(identifier)\"") {
+        case .created:
+            return .created
+        case .exists(let existing):
+            // The same bytes again (a put repeated after an unknown outcome): nothing to do.
+            if var stored = try? SealedValue.open(
+                existing.value, key: key, identifier: identifier, version: version, fleetKey: fleetKey)
+            {
+                defer { FleetCipher.wipe(&stored) }
+                if FleetCipher.constantTimeEqual(stored, data) { return .unchanged }
+            }
             throw EtcdError.versionExists(identifier: identifier, version: version)
         }
     }
@@ -215,7 +240,9 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         guard let existing = try EtcdClient.keyValues(response["kvs"]).first(where: { $0.key == key }) else {
             throw EtcdError.versionNotFound(identifier: identifier, version: version)
         }
-        guard try client.delete(key, modRevision: existing.modRevision) else {
+        guard try client.delete(
+            key, modRevision: existing.modRevision, operation: "retiring version \(version) of \"\(identifier)\"")
+        else {
             throw EtcdError.versionNotFound(identifier: identifier, version: version)
         }
         try? keychain.removeOfflineCopy(prefix: configuration.prefix, account: identifier + "/" + version)
@@ -355,7 +382,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
                 continue
             }
             let outcome = WatchOutcome()
-            let connection = EtcdWatchConnection(request: request) { [weak self] frame in
+            let connection = EtcdWatchConnection(request: request, transport: client.transport) { [weak self] frame in
                 self?.handle(frame, outcome: outcome, endpoint: index) ?? false
             }
             let proceed = condition.locked { () -> Bool in
@@ -364,7 +391,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
                 return true
             }
             guard proceed else { return }
-            let reason = connection.run(idleTimeout: 300)
+            let reason = connection.run()
             condition.locked {
                 state.synced = false
                 state.connection = nil

@@ -135,7 +135,8 @@ private func noOperand(_ invocation: CommandInvocation) throws(CommandLineError)
     }
 }
 
-/// `--endpoints`, `--prefix`, `--max-staleness` as settings.
+/// `--endpoints`, `--prefix`, `--max-staleness`, `--user`, `--cacert`, `--cert`, `--cert-key`
+/// as settings (TLS file paths made absolute: the settings outlive the working directory).
 private func settingsFromArguments(_ invocation: CommandInvocation) throws(CommandLineError) -> FleetSettings {
     let endpoints = try invocation.requiredValue("endpoints", spelling: "--endpoints URL[,URL...]")
         .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -149,6 +150,15 @@ private func settingsFromArguments(_ invocation: CommandInvocation) throws(Comma
     }
     var settings = FleetSettings(endpoints: endpoints, prefix: prefix, maximumStalenessSeconds: staleness)
     settings.username = invocation.arguments.value("user")
+    func absolute(_ option: String) -> String? {
+        guard let path = invocation.arguments.value(option), !path.isEmpty else { return nil }
+        if path.hasPrefix("/") { return path }
+        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(path)
+            .standardizedFileURL.path
+    }
+    settings.caFile = absolute("cacert")
+    settings.clientCertificate = absolute("cert")
+    settings.clientKey = absolute("cert-key")
     do {
         settings.prefix = try settings.configuration(password: nil).prefix
     } catch {
@@ -259,12 +269,17 @@ private func fleetJoin(_ invocation: CommandInvocation) throws(CommandLineError)
     }
     let keychain = FleetKeychain(accessGroup: invocation.settings.queryAccessGroup)
     let replacing = try checkExistingKey(keychain, invocation, incoming: key)
-    let keys: Int?
+    var keys: Int?
+    var unanswered: EtcdError?
     do {
         try keychain.storeFleetKey(key, replacing: replacing)
         try keychain.storeSettings(settings)
-        keys = try? EtcdKeySource(configuration: try settings.configuration(), fleetKey: key, keychain: keychain)
-            .identifiers().count
+        do {
+            keys = try EtcdKeySource(configuration: try settings.configuration(), fleetKey: key, keychain: keychain)
+                .identifiers().count
+        } catch let error as EtcdError {
+            unanswered = error
+        }
     } catch {
         throw FleetCommands.map(error)
     }
@@ -280,8 +295,11 @@ private func fleetJoin(_ invocation: CommandInvocation) throws(CommandLineError)
         + "prefix \(settings.prefix).")
     if let keys {
         output.info("etcd holds \(keys) \(keys == 1 ? "key" : "keys") under the prefix; see them with keysmith fleet list.")
-    } else {
+    } else if let unanswered, case .unreachable = unanswered {
         output.warning("etcd did not answer now; the settings are stored, and lookups will reach it when it does.")
+    } else if let unanswered {
+        output.warning("the settings are stored, but etcd cannot be used with them: \(unanswered.description). To fix: "
+            + unanswered.recovery)
     }
 }
 
