@@ -155,7 +155,8 @@ private let fleetCommand = Command(
         + "Versions are created with etcd transactions and never overwritten. Each value read is also kept as an "
         + "offline copy in this keychain, served while etcd is unreachable (for at most --max-staleness).\n\n"
         + "  fleet init --endpoints URL[,URL...] --prefix PREFIX [--max-staleness SECONDS] [--user NAME] [TLS]\n"
-        + "      A new fleet key in this keychain, and the fleet settings. With --user, the etcd password is read "
+        + "      A new fleet key in this keychain, and the fleet settings; refused when the prefix already holds values "
+        + "(join that fleet instead). With --user, the etcd password is read "
         + "from standard input (--stdin) or a prompt. TLS: --cacert FILE --cert FILE --cert-key FILE for https:// "
         + "endpoints with the cluster's own CA and client certificates (kept in the settings; server names are "
         + "checked).\n"
@@ -166,12 +167,15 @@ private let fleetCommand = Command(
         + "      Takes the fleet key from FILE (passphrase from standard input or a prompt) into this keychain, "
         + "with the fleet settings.\n"
         + "  fleet put ID --version VERSION (--stdin | --generate BYTES)\n"
-        + "      Publishes a new version of ID. An existing version is refused.\n"
+        + "      Publishes a new version of ID. An existing version is refused, unless it holds the same bytes (then "
+        + "nothing changes). Refused when the prefix's values are sealed under another fleet key. Exit status 75 "
+        + "when etcd may have received the put but did not answer (look with fleet list before trying again).\n"
         + "  fleet list\n"
         + "      Identifiers and versions in etcd (never bytes). With --json: {\"prefix\", \"endpoints\", \"keys\": "
         + "[{\"identifier\", \"versions\", \"newest\"}]}.\n"
-        + "  fleet retire ID --version VERSION\n"
-        + "      Deletes one version from etcd (watching machines drop it). Exit status 44 when there is none.\n"
+        + "  fleet retire ID --version VERSION [--force]\n"
+        + "      Deletes one version from etcd (watching machines drop it). Exit status 44 when there is none. A "
+        + "version this machine's fleet key does not open is retired only with --force.\n"
         + "  fleet watch [--count N] [--timeout SECONDS]\n"
         + "      One line per change, \"ID VERSION\" for a new version (\"ID VERSION retired\", \"ID VERSION "
         + "refused\" for the others), until N changes or SECONDS have passed; standard error says when the watch "
@@ -211,6 +215,9 @@ private let fleetCommand = Command(
         OptionSpec(long: "generate", value: .required("BYTES"), help: "Draw a random key of BYTES bytes (put)."),
         OptionSpec(long: "version", value: .required("VERSION"), help: "The version (put, retire)."),
         OptionSpec(long: "count", value: .required("N"), help: "Stop after N changes (watch)."),
+        OptionSpec(
+            long: "force",
+            help: "Retire a version even though this machine's fleet key does not open it (retire)."),
         OptionSpec(long: "timeout", value: .required("SECONDS"), help: "Stop after SECONDS (watch)."),
         OptionSpec(
             name: "replace-key", long: "replace-key",

@@ -41,6 +41,8 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
     public var sourceDescription: String { "Fleet(etcd)" }
     /// Where the keys live.
     public let configuration: EtcdConfiguration
+    /// The fingerprint of this source's fleet key (never the key).
+    public var fleetKeyFingerprint: String { fleetKey.fingerprint }
 
     let client: EtcdClient
     let fleetKey: FleetKey
@@ -72,6 +74,9 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         var lastUnreachable = ""
         /// When this process last refreshed each offline copy (`ID/VERSION`).
         var refreshed: [String: Date] = [:]
+        /// Whether this source checked that the prefix's values are sealed under its fleet key
+        /// (once, before its first publish).
+        var fleetKeyChecked = false
         /// Envelopes of the mirror already parsed, by etcd key (with their revision).
         var parsed: [String: (revision: Int64, value: SealedValue.Parsed)] = [:]
     }
@@ -166,6 +171,9 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         public let key: String
         /// The etcd revision of its creation.
         public let revision: Int64
+        /// The fingerprint of the fleet key the value names (`nil` for a value in the older
+        /// format, or one that is not a sealed fleet value).
+        public let sealedWith: String?
     }
 
     /// Every version in the fleet, by identifier then version (oldest first).
@@ -177,8 +185,72 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
             ?? client.range(prefix: configuration.prefix).kvs
         return values.compactMap { value -> Entry? in
             guard let (identifier, version) = split(value.key) else { return nil }
-            return Entry(identifier: identifier, version: version, key: value.key, revision: value.modRevision)
+            let parsed = try? SealedValue.parse(value.value, key: value.key, identifier: identifier, version: version)
+            return Entry(
+                identifier: identifier, version: version, key: value.key, revision: value.modRevision,
+                sealedWith: parsed?.sealedWith)
         }.sorted { ($0.identifier, KeyVersion($0.version)) < ($1.identifier, KeyVersion($1.version)) }
+    }
+
+    /// Which fleet keys sealed the values under the prefix.
+    public struct FleetKeyCensus: Sendable, Equatable {
+        /// Values under the prefix (`ID/VERSION` keys).
+        public let values: Int
+        /// Values that open with this source's fleet key.
+        public let openHere: Int
+        /// Values that name another fleet key: its fingerprint and how many, most first.
+        public let otherKeys: [FleetKeyCount]
+        /// Values in the older format that do not open here (changed, or another key's).
+        public let unopenedOlderFormat: Int
+
+        /// A fleet key's fingerprint and how many values name it.
+        public struct FleetKeyCount: Sendable, Equatable {
+            /// The fingerprint.
+            public let fingerprint: String
+            /// How many values.
+            public let count: Int
+        }
+
+        /// Whether the prefix's values belong to another fleet key than this source's: more
+        /// of them name another key than open here, or none opens here and some in the older
+        /// format do not.
+        public var isAnotherFleet: Bool {
+            (otherKeys.first?.count ?? 0) > openHere || (openHere == 0 && unopenedOlderFormat > 0)
+        }
+    }
+
+    /// Reads the prefix and counts which fleet keys sealed its values.
+    /// - Returns: The census.
+    /// - Throws: ``EtcdError`` when etcd cannot be read.
+    public func fleetKeyCensus() throws -> FleetKeyCensus {
+        let values: [EtcdKeyValue] = try condition.locked { state.synced ? Array(state.mirror.values) : nil }
+            ?? client.range(prefix: configuration.prefix).kvs
+        var count = 0
+        var openHere = 0
+        var olderFormat = 0
+        var others: [FleetKeyCensus.FleetKeyCount] = []
+        for value in values {
+            guard let (identifier, version) = split(value.key) else { continue }
+            count += 1
+            guard let parsed = try? SealedValue.parse(value.value, key: value.key, identifier: identifier, version: version)
+            else { continue }
+            if let sealedWith = parsed.sealedWith, sealedWith != fleetKey.fingerprint {
+                if let index = others.firstIndex(where: { $0.fingerprint == sealedWith }) {
+                    others[index] = .init(fingerprint: sealedWith, count: others[index].count + 1)
+                } else {
+                    others.append(.init(fingerprint: sealedWith, count: 1))
+                }
+                continue
+            }
+            if var opened = try? parsed.open(fleetKey) {
+                FleetCipher.wipe(&opened)
+                openHere += 1
+            } else if parsed.sealedWith == nil {
+                olderFormat += 1
+            }
+        }
+        others.sort { ($0.count, $1.fingerprint) > ($1.count, $0.fingerprint) }
+        return FleetKeyCensus(values: count, openHere: openHere, otherKeys: others, unopenedOlderFormat: olderFormat)
     }
 
     /// What ``publish(_:for:version:)`` did.
@@ -198,7 +270,9 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
     ///   - version: The version, such as `2024.07.01` (no `/`).
     /// - Returns: ``PublishOutcome/created``, or ``PublishOutcome/unchanged`` when the version
     ///   already holds these bytes.
-    /// - Throws: ``EtcdError/versionExists(identifier:version:)`` when etcd holds that version
+    /// - Throws: ``EtcdError/fleetKeyMismatch(prefix:thisMachine:prefixKeys:)`` when the
+    ///   prefix's values are sealed under another fleet key (checked once per source);
+    ///   ``EtcdError/versionExists(identifier:version:)`` when etcd holds that version
     ///   with other bytes; ``EtcdError/outcomeUnknown(operation:reasons:)`` when etcd may
     ///   have received the write but did not answer; ``EtcdError/invalidName(_:reason:)``;
     ///   other ``EtcdError``s from etcd.
@@ -207,6 +281,15 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         try EtcdConfiguration.validate(identifier, what: "identifier")
         try EtcdConfiguration.validate(version, what: "version")
         guard !data.isEmpty else { throw EtcdError.invalidName(identifier, reason: "the key data is empty") }
+        if !condition.locked({ state.fleetKeyChecked }) {
+            let census = try fleetKeyCensus()
+            if census.isAnotherFleet {
+                throw EtcdError.fleetKeyMismatch(
+                    prefix: configuration.prefix, thisMachine: fleetKey.fingerprint,
+                    prefixKeys: census.otherKeys.map(\.fingerprint))
+            }
+            condition.locked { state.fleetKeyChecked = true }
+        }
         let sealed = try SealedValue.seal(data, identifier: identifier, version: version, fleetKey: fleetKey)
         let key = configuration.key(identifier, version)
         switch try client.create(key, value: sealed.encoded(), operation: "publishing version \(version) of \"\(identifier)\"") {
@@ -226,19 +309,31 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
 
     /// Retires one version: deletes it from etcd (a transaction on its revision, so a value
     /// written meanwhile is not deleted by mistake). Watching machines drop it and its
-    /// offline copy.
+    /// offline copy. A version this machine cannot open is retired only with `force`: it may
+    /// be good for machines with another fleet key.
     /// - Parameters:
     ///   - identifier: The identifier.
     ///   - version: The version.
+    ///   - force: Whether to retire a version that does not open with this fleet key.
     /// - Throws: ``EtcdError/versionNotFound(identifier:version:)`` when etcd does not hold
-    ///   it; other ``EtcdError``s from etcd.
-    public func retire(_ identifier: String, version: String) throws {
+    ///   it; ``EtcdError/retireRefused(identifier:version:reason:)`` when it does not open
+    ///   here and `force` is false; other ``EtcdError``s from etcd.
+    public func retire(_ identifier: String, version: String, force: Bool = false) throws {
         try EtcdConfiguration.validate(identifier, what: "identifier")
         try EtcdConfiguration.validate(version, what: "version")
         let key = configuration.key(identifier, version)
         let response = try client.call("/kv/range", ["key": client.base64(key)])
         guard let existing = try EtcdClient.keyValues(response["kvs"]).first(where: { $0.key == key }) else {
             throw EtcdError.versionNotFound(identifier: identifier, version: version)
+        }
+        if !force {
+            do {
+                var opened = try SealedValue.open(
+                    existing.value, key: key, identifier: identifier, version: version, fleetKey: fleetKey)
+                FleetCipher.wipe(&opened)
+            } catch let error as EtcdError {
+                throw EtcdError.retireRefused(identifier: identifier, version: version, reason: EtcdKeySource.why(error))
+            }
         }
         guard try client.delete(
             key, modRevision: existing.modRevision, operation: "retiring version \(version) of \"\(identifier)\"")
@@ -679,6 +774,16 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
     /// Whether `key` is `namePrefix` + one more segment.
     static func isVersionKey(_ key: String, of namePrefix: String) -> Bool {
         key.hasPrefix(namePrefix) && key.count > namePrefix.count && !key.dropFirst(namePrefix.count).contains("/")
+    }
+
+    /// Why a value does not open, in a few words (for ``EtcdError/retireRefused(identifier:version:reason:)``).
+    static func why(_ error: EtcdError) -> String {
+        switch error {
+        case .foreignFleetKey(_, _, _, let sealedWith, _): return "it is sealed under fleet key \(sealedWith)"
+        case .unopenable: return "it fails authentication, and its older format does not name its fleet key"
+        case .tampered(_, _, _, let reason): return "it \(reason)"
+        default: return error.description
+        }
     }
 
     static func seconds(_ duration: Duration) -> TimeInterval {

@@ -85,6 +85,7 @@ extension FleetCommands {
         }
         switch error {
         case .versionNotFound: return CommandLineError(.itemNotFound, error.description + ".", recovery: error.recovery)
+        case .outcomeUnknown: return CommandLineError(.outcomeUnknown, error.description + ".", recovery: error.recovery)
         default: return .failure(error.description + ".", recovery: error.recovery)
         }
     }
@@ -201,6 +202,22 @@ private func fleetInit(_ invocation: CommandInvocation) throws(CommandLineError)
     }
     defer { if var password { password.resetBytes(in: 0..<password.count) } }
     let key = FleetKey.generate()
+    // A prefix that already holds values belongs to a fleet: a new key could not open them.
+    do {
+        let configuration = try settings.configuration(password: password.map { String(decoding: $0, as: UTF8.self) })
+        let census = try EtcdKeySource(configuration: configuration, fleetKey: key, keychain: keychain).fleetKeyCensus()
+        if census.values > 0 {
+            throw EtcdError.prefixInUse(
+                prefix: settings.prefix, values: census.values, fleetKeys: census.otherKeys.map(\.fingerprint))
+        }
+    } catch EtcdError.unreachable(let reasons) {
+        throw CommandLineError.failure(
+            "etcd did not answer (\(reasons.joined(separator: "; "))), so fleet init could not check that prefix "
+                + "\(settings.prefix) is free; nothing was changed.",
+            recovery: "run it again when etcd answers (etcdctl --endpoints URL endpoint health).")
+    } catch {
+        throw FleetCommands.map(error)
+    }
     do {
         try keychain.storeFleetKey(key, replacing: replacing)
         try keychain.storeSettings(settings)
@@ -313,8 +330,9 @@ private func fleetPut(_ invocation: CommandInvocation) throws(CommandLineError) 
     let source = try FleetSetup(invocation).source()
     var key = try newKey.read(for: identifier, version: version, invocation: invocation)
     defer { key.resetBytes(in: 0..<key.count) }
+    let outcome: EtcdKeySource.PublishOutcome
     do {
-        try source.publish(key, for: identifier, version: version)
+        outcome = try source.publish(key, for: identifier, version: version)
     } catch {
         throw FleetCommands.map(error)
     }
@@ -323,7 +341,11 @@ private func fleetPut(_ invocation: CommandInvocation) throws(CommandLineError) 
         output.printJSON([
             "identifier": identifier, "version": version, "bytes": key.count,
             "origin": newKey.isGenerated ? "generated" : "stdin", "key": source.configuration.prefix + identifier + "/" + version,
+            "unchanged": outcome == .unchanged,
         ])
+    } else if outcome == .unchanged {
+        output.info(
+            "Version \(version) of \"\(identifier)\" already holds these \(key.count) bytes in etcd; nothing changed.")
     } else {
         output.info(
             "Published version \(version) of \"\(identifier)\" to etcd (\(source.configuration.prefix)\(identifier)/"
@@ -353,11 +375,18 @@ private func fleetList(_ invocation: CommandInvocation) throws(CommandLineError)
         output.printJSON([
             "prefix": source.configuration.prefix,
             "endpoints": source.configuration.endpoints.map(\.absoluteString),
+            "fleetKey": source.fleetKeyFingerprint,
             "keys": grouped.map { ["identifier": $0.0, "versions": $0.1, "newest": $0.1.last ?? ""] },
         ])
         return
     }
-    output.info("Fleet keys in \(source.configuration)")
+    output.info("Fleet keys in \(source.configuration) (this machine's fleet key: \(source.fleetKeyFingerprint))")
+    let foreign = entries.filter { $0.sealedWith.map { $0 != source.fleetKeyFingerprint } ?? false }
+    if !foreign.isEmpty {
+        output.warning(
+            "\(foreign.count) of \(entries.count) versions are sealed under another fleet key ("
+                + Array(Set(foreign.compactMap(\.sealedWith))).sorted().joined(separator: ", ") + ")")
+    }
     var table = ColumnTable(headers: ["KEY", "NEWEST", "VERSIONS"])
     for (identifier, versions) in grouped {
         table.add([identifier, versions.last ?? "", versions.joined(separator: ", ")])
@@ -376,7 +405,7 @@ private func fleetRetire(_ invocation: CommandInvocation) throws(CommandLineErro
     }
     let source = try FleetSetup(invocation).source()
     do {
-        try source.retire(identifier, version: version)
+        try source.retire(identifier, version: version, force: invocation.arguments.contains("force"))
     } catch {
         throw FleetCommands.map(error)
     }
