@@ -74,6 +74,11 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         var lastUnreachable = ""
         /// When this process last refreshed each offline copy (`ID/VERSION`).
         var refreshed: [String: Date] = [:]
+        /// When etcd last answered in a way that confirms the mirror (a watch frame, or a
+        /// read of the prefix's keys and revisions that matched it).
+        var lastAnswer: Date?
+        /// Confirmation reads in a row that did not match the mirror.
+        var mismatchedConfirmations = 0
         /// Whether this source checked that the prefix's values are sealed under its fleet key
         /// (once, before its first publish).
         var fleetKeyChecked = false
@@ -126,7 +131,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         guard (try? EtcdConfiguration.validate(name, what: "identifier")) != nil else { return [] }
         let namePrefix = configuration.prefix + name + "/"
         let (mirrored, skipNetwork) = condition.locked { () -> ([EtcdKeyValue]?, Bool) in
-            if state.synced {
+            if mirrorIsTrusted {
                 return (state.mirror.values.filter { EtcdKeySource.isVersionKey($0.key, of: namePrefix) }, false)
             }
             return (nil, state.unreachableUntil.map { $0 > Date() } ?? false)
@@ -181,7 +186,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
     /// - Throws: ``EtcdError`` when etcd cannot be read (the offline copies are used only by
     ///   lookups).
     public func entries() throws -> [Entry] {
-        let values: [EtcdKeyValue] = try condition.locked { state.synced ? Array(state.mirror.values) : nil }
+        let values: [EtcdKeyValue] = try condition.locked { mirrorIsTrusted ? Array(state.mirror.values) : nil }
             ?? client.range(prefix: configuration.prefix).kvs
         return values.compactMap { value -> Entry? in
             guard let (identifier, version) = split(value.key) else { return nil }
@@ -223,7 +228,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
     /// - Returns: The census.
     /// - Throws: ``EtcdError`` when etcd cannot be read.
     public func fleetKeyCensus() throws -> FleetKeyCensus {
-        let values: [EtcdKeyValue] = try condition.locked { state.synced ? Array(state.mirror.values) : nil }
+        let values: [EtcdKeyValue] = try condition.locked { mirrorIsTrusted ? Array(state.mirror.values) : nil }
             ?? client.range(prefix: configuration.prefix).kvs
         var count = 0
         var openHere = 0
@@ -546,7 +551,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
                 state.unreachableUntil = nil
                 condition.broadcast()
             }
-            try? keychain.storeConfirmed(prefix: configuration.prefix, Date())
+            confirm()
             return true
         }
         let events = result["events"] as? [[String: Any]] ?? []
@@ -554,7 +559,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
             // Progress: every change up to the header's revision has been sent.
             let revision = EtcdClient.revision(result)
             condition.locked { state.revision = max(state.revision, revision) }
-            try? keychain.storeConfirmed(prefix: configuration.prefix, Date())
+            confirm()
             return true
         }
         var changes: [(Change, EtcdKeyValue)] = []
@@ -573,6 +578,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         // Retrievers first (they read the mirror, already updated), the keychain after.
         announce(changes.map(\.0))
         for (change, value) in changes { persist(change, value) }
+        confirm()
         return true
     }
 
@@ -666,14 +672,49 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         for retriever in retrievers { retriever.clearCache() }
     }
 
-    /// While in step, records every so often that etcd confirmed the offline copies.
+    /// Records that etcd answered just now and the mirror (so every offline copy) equals
+    /// what it holds: in memory for this process's lookups, in the keychain for others.
+    private func confirm() {
+        let now = Date()
+        condition.locked { state.lastAnswer = now }
+        try? keychain.storeConfirmed(prefix: configuration.prefix, now)
+    }
+
+    /// Whether lookups may be answered from the watch's memory: the watch is in step, and
+    /// etcd answered recently enough (a frozen etcd keeps the watch's connection open, but
+    /// answers nothing). Call holding `condition`.
+    private var mirrorIsTrusted: Bool {
+        guard state.synced else { return false }
+        guard let maximum = configuration.maximumStaleness else { return true }
+        guard let lastAnswer = state.lastAnswer else { return false }
+        let window = max(
+            EtcdKeySource.seconds(maximum),
+            2 * refreshInterval + EtcdKeySource.seconds(configuration.requestTimeout))
+        return Date().timeIntervalSince(lastAnswer) <= window
+    }
+
+    /// While in step, reads the prefix's keys and revisions every so often; when etcd answers
+    /// and they match the watch's memory, that is a confirmation. No answer, no confirmation:
+    /// the offline copies age, and past the maximum staleness lookups fail. Two reads in a
+    /// row that do not match mean the watch is stuck: it reconnects.
     private func startRefresher() {
         let interval = refreshInterval
         let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(250))
         timer.setEventHandler { [weak self] in
             guard let self, self.condition.locked({ self.state.synced }) else { return }
-            try? self.keychain.storeConfirmed(prefix: self.configuration.prefix, Date())
+            guard let (_, values) = try? self.client.range(prefix: self.configuration.prefix, keysOnly: true) else {
+                return
+            }
+            let (matches, stuck) = self.condition.locked { () -> (Bool, EtcdWatchConnection?) in
+                let matches =
+                    values.count == self.state.mirror.count
+                    && values.allSatisfy { self.state.mirror[$0.key]?.modRevision == $0.modRevision }
+                self.state.mismatchedConfirmations = matches ? 0 : self.state.mismatchedConfirmations + 1
+                return (matches, self.state.mismatchedConfirmations >= 2 ? self.state.connection : nil)
+            }
+            if matches { self.confirm() }
+            stuck?.cancel()
         }
         timer.resume()
         refresher = timer
