@@ -114,11 +114,13 @@ final class EtcdClient: @unchecked Sendable {
     func call(_ path: String, _ body: [String: Any], write: String? = nil) throws -> [String: Any] {
         let payload = try JSONSerialization.data(withJSONObject: body)
         let count = configuration.endpoints.count
-        let rounds = write != nil ? 8 : 1
+        // A write goes round the endpoints again for up to three request timeouts (a leader
+        // election takes about a second); a read goes round once.
+        let deadline = Date().addingTimeInterval(write != nil ? 3 * EtcdKeySource.seconds(configuration.requestTimeout) : 0)
         var reasons: [String] = []
         var mayHaveApplied = false
         var delay = 0.05
-        for round in 0..<rounds {
+        for round in 0..<8 {
             reasons.removeAll()
             let start = lock.locked { preferred }
             for offset in 0..<count {
@@ -135,10 +137,9 @@ final class EtcdClient: @unchecked Sendable {
                     throw error
                 }
             }
-            if round + 1 < rounds {
-                Thread.sleep(forTimeInterval: delay)
-                delay = min(delay * 2, 0.5)
-            }
+            guard round + 1 < 8, Date().addingTimeInterval(delay) < deadline else { break }
+            Thread.sleep(forTimeInterval: delay)
+            delay = min(delay * 2, 0.5)
         }
         if let write, mayHaveApplied { throw EtcdError.outcomeUnknown(operation: write, reasons: reasons) }
         throw EtcdError.unreachable(reasons: reasons)

@@ -77,8 +77,11 @@ struct FleetRetrieval: FleetRetrievalSource {
 }
 
 extension FleetCommands {
-    /// The one mapping from a fleet error to a `keysmith` error.
-    static func map(_ error: any Error) -> CommandLineError {
+    /// The one mapping from a fleet error to a `keysmith` error (exit status 44 for a version
+    /// not found, 75 for an unknown outcome, else 1).
+    /// - Parameter error: The error.
+    /// - Returns: The error to report.
+    public static func map(_ error: any Error) -> CommandLineError {
         guard let error = error as? EtcdError else {
             if let error = error as? CommandLineError { return error }
             return .failure("\(error)", recovery: "run the command again; if it keeps failing, report it.")
