@@ -48,13 +48,13 @@ final class EtcdStreamControl: @unchecked Sendable {
     /// Whether ``cancel()`` was called.
     var isCancelled: Bool { lock.locked { cancelled } }
 
-    /// Closes the stream (wakes the transport if it waits).
+    /// Closes the stream (wakes the transport if it waits). The wake-up runs holding the
+    /// lock, so the transport cannot release what it wakes meanwhile (``setWake(_:)`` waits).
     func cancel() {
-        let wake = lock.locked { () -> (@Sendable () -> Void)? in
+        lock.locked {
             cancelled = true
-            return self.wake
+            wake?()
         }
-        wake?()
     }
 
     /// Sets what wakes the transport while the stream is open (`nil` when it closes).
