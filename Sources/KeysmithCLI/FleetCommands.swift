@@ -10,11 +10,11 @@ import Darwin
 #endif
 
 // `keysmith fleet …` and `--fleet` of resolve, explain and audit: what the tool knows about them
-// without the etcd client. The client (KeysmithEtcd, over Foundation's networking part and
-// libcurl) is linked only into `keysmith-fleet`, installed beside `keysmith`; the `keysmith`
+// without the etcd client. The client (KeysmithEtcd, over libcurl on Linux) is linked only
+// into `keysmith-fleet`, installed beside `keysmith`; the `keysmith`
 // process runs it in its own place (exec, same arguments, environment, standard streams and
 // exit status) for exactly the command lines that need etcd. Every other command starts
-// without loading the HTTP client and the thirty-odd libraries behind it.
+// without loading the HTTP client and the TLS and other libraries behind it.
 
 /// The `fleet` command as `keysmith help` shows it, the `--fleet` option, and the hand-over
 /// to the fleet implementation.

@@ -179,8 +179,9 @@ public enum EtcdError: Error, Sendable, CustomStringConvertible, Equatable {
             return "join the fleet with its key (keysmith fleet export-key FILE --stdin on one of its machines, then "
                 + "keysmith fleet join … --key FILE --replace-key here) before putting keys."
         case .retireRefused:
-            return "retire it from a machine whose fleet key opens it; only if no machine's fleet key opens it (it "
-                + "was changed in etcd), retire it with --force."
+            return "if the fleet's machines open it, it is theirs and nothing needs retiring: join this machine to the "
+                + "fleet with its key (keysmith fleet join … --replace-key); only if no machine's fleet key opens it "
+                + "(it was changed in etcd), retire it with --force."
         case .unsupportedFormat:
             return "update Keysmith on this machine."
         case .versionExists:
