@@ -31,7 +31,11 @@ import Keysmith
 /// - **Offline.** Every value read is kept, still sealed, as a last-known-good copy in the
 ///   local keychain (``FleetKeychain``). When no endpoint answers, lookups serve it and its
 ///   location says "offline copy" and when etcd last confirmed it; past the configuration's
-///   maximum staleness the lookup fails instead.
+///   maximum staleness the lookup fails instead. A confirmation is recorded only when etcd
+///   answered: a watch frame (an event, the stream's creation, a progress notification), a
+///   read, or the watching source's periodic read of the prefix's keys and revisions that
+///   matches its memory. A watch whose connection stays open while etcd answers nothing is
+///   no confirmation: past the maximum staleness its memory is no longer served either.
 public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringConvertible,
     CustomDebugStringConvertible, CustomReflectable
 {

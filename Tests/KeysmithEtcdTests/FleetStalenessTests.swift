@@ -43,5 +43,21 @@ struct FleetStalenessTests {
             #expect(outcome.contains("older than the maximum staleness of 5 s"), "\(name): \(outcome)")
         }
         cluster.thaw(0)
+
+        // etcd answers again: both serve from etcd again (polled: the watch's next check, and
+        // the other's pause after a failed read, take a moment).
+        for (name, source) in [("watching", watcher), ("other", other)] {
+            let location = await blocking { () -> String? in
+                let deadline = Date().addingTimeInterval(30)
+                while Date() < deadline {
+                    if let found = try? machine.run({ try source.lookup("api_key") }).first, found.location.hasPrefix("etcd key") {
+                        return found.location
+                    }
+                    Thread.sleep(forTimeInterval: 0.2)
+                }
+                return nil
+            }
+            #expect(location != nil, "\(name) serves from etcd again once it answers")
+        }
     }
 }
