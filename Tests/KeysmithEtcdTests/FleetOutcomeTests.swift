@@ -61,5 +61,33 @@ struct FleetOutcomeTests {
         run = keysmith(["fleet", "put", "db_key", "--version", "1", "--stdin"], home: tool.home, input: "other-bytes\n")
         #expect(run.status == 1)
         #expect(run.stderr.contains("already exists in etcd"), "\(run.stderr)")
+
+        // A put through the tool while etcd is frozen: either it says etcd did not answer
+        // (exit 1), and then the version is not there once etcd resumes, or it says the
+        // outcome is unknown (exit 75). Never "did not answer" for a write that landed.
+        await cluster.freezing(0)
+        let home = tool.home
+        let frozenRun = await blocking {
+            keysmith(["fleet", "put", "db_key", "--version", "2", "--stdin"], home: home, input: "db-two\n")
+        }
+        cluster.thaw(0)
+        #expect(frozenRun.status == 1 || frozenRun.status == 75, "\(frozenRun.stderr)")
+        let listed = await blocking { () -> FleetRun in
+            // Polled: etcd may take a moment to answer again.
+            var last = keysmith(["--json", "fleet", "list"], home: home)
+            let deadline = Date().addingTimeInterval(30)
+            while last.status != 0, Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.2)
+                last = keysmith(["--json", "fleet", "list"], home: home)
+            }
+            return last
+        }
+        #expect(listed.status == 0, "\(listed.stderr)")
+        if frozenRun.status == 1 {
+            #expect(frozenRun.stderr.contains("no etcd endpoint answered"), "\(frozenRun.stderr)")
+            #expect(!listed.stdout.contains("\"2\""), "a put reported as not answered must not have landed: \(listed.stdout)")
+        } else {
+            #expect(frozenRun.stderr.contains("is unknown"), "\(frozenRun.stderr)")
+        }
     }
 }
