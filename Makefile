@@ -2,29 +2,30 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?=
 # gcc: the durability test builds a small C library that reports fsync calls (LD_PRELOAD).
-# etcd: the fleet tests start etcd servers on loopback.
+# etcd: the fleet tests start etcd servers on loopback (openssl makes their TLS certificates).
+# libcurl4-openssl-dev: the fleet's HTTP client (keysmith-fleet only; keysmith does not link it).
 # libpam0g-dev, libsystemd-dev: the login-password (PAM) and fingerprint (fprintd over sd-bus)
 # authenticators. Tests only: db5.3-util (the PAM tests' pam_userdb database), and fprintd,
 # dbus-daemon and python3-dbusmock (the fingerprint tests run fprintd with libfprint's virtual
 # reader on a private bus, with a polkit stand-in; never the machine's system bus).
-APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config gcc etcd-server etcd-client \
-	libpam0g-dev libsystemd-dev db5.3-util fprintd dbus-daemon python3-dbusmock
+APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config gcc etcd-server etcd-client openssl \
+	libpam0g-dev libsystemd-dev db5.3-util fprintd dbus-daemon python3-dbusmock libcurl4-openssl-dev
 BREW_PACKAGES := sqlite libsodium pkg-config etcd
 # bench only: libsecret (headers for .build/secret-bench, secret-tool) and gnome-keyring with
 # dbus-run-session, to compare with; `make test` does not need them.
-BENCH_APT_PACKAGES := $(APT_PACKAGES) libsecret-1-dev libsecret-tools gnome-keyring dbus-daemon time libcurl4-openssl-dev
+BENCH_APT_PACKAGES := $(APT_PACKAGES) libsecret-1-dev libsecret-tools gnome-keyring dbus-daemon time
 SUDO := $(shell [ "$$(id -u)" = "0" ] && echo "" || echo "sudo")
 
 # The installed tools are linked with the Swift runtime and Foundation built in
 # (-static-stdlib): a process starts in about half the time (docs/BENCHMARKS.md, "Start-up").
 # They are built in their own scratch directory, so the debug and release builds of the
-# package are not rebuilt with other flags. Linking Foundation's networking part statically
-# (keysmith-fleet, the fleet commands' etcd client; keysmith itself does not link it)
-# needs libcurl's development files.
+# package are not rebuilt with other flags. keysmith-fleet (the fleet commands' etcd client;
+# keysmith itself does not link it) links libcurl, whose development files it needs.
 STATIC_BUILD := --static-swift-stdlib --scratch-path .build/static
 # What building the installed tools needs, and nothing the tests alone need (etcd, fprintd, ...).
-BUILD_APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config gcc libpam0g-dev libsystemd-dev
-STATIC_APT_PACKAGES := $(BUILD_APT_PACKAGES) libcurl4-openssl-dev
+BUILD_APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config gcc libpam0g-dev libsystemd-dev \
+	libcurl4-openssl-dev
+STATIC_APT_PACKAGES := $(BUILD_APT_PACKAGES)
 
 PREFIX ?= /usr/local
 # What `make install` puts in $(PREFIX)/bin (and `make uninstall` removes): the keysmith tool,

@@ -49,6 +49,13 @@ let package = Package(
             name: "CSystemdBus",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // libcurl, the fleet's HTTP client on Linux (every etcd call and the watch stream, TLS with a
+        // private CA and client certificates). Only KeysmithEtcd links it: keysmith does not.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         .target(name: "CLoadOnUse"),
         .target(name: "CTerminalGuard"),
         // Core Foundation's one-pass dictionary reader (in Foundation on Linux), for the
@@ -77,18 +84,19 @@ let package = Package(
             name: "Keysmith",
             dependencies: ["KeychainServices"]
         ),
-        // Keys for a fleet on etcd (its JSON gateway over FoundationNetworking). On Linux the
-        // sealing (XChaCha20-Poly1305, Argon2id) is libsodium's, already linked by
-        // KeychainServices; on Apple platforms it is CryptoKit plus HChaCha20 in Swift.
+        // Keys for a fleet on etcd (its JSON gateway; libcurl on Linux, URLSession on Apple
+        // platforms). On Linux the sealing (XChaCha20-Poly1305, Argon2id) is libsodium's, already
+        // linked by KeychainServices; on Apple platforms it is CryptoKit plus HChaCha20 in Swift.
         .target(
             name: "KeysmithEtcd",
             dependencies: [
                 "Keysmith", "KeychainServices",
                 .target(name: "CSodium", condition: .when(platforms: linuxOnly)),
+                .target(name: "CCurl", condition: .when(platforms: linuxOnly)),
             ]
         ),
-        // The tool. KeysmithCLI does not link the etcd client (Foundation's networking part,
-        // libcurl and the libraries behind it): a lookup starts without loading them. The fleet
+        // The tool. KeysmithCLI does not link the etcd client (libcurl and the libraries behind
+        // it): a lookup starts without loading them. The fleet
         // commands are in KeysmithFleetCLI and the keysmith-fleet executable, installed beside
         // keysmith, which hands it the command lines that need etcd.
         .target(

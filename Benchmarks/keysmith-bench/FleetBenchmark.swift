@@ -1,33 +1,57 @@
 // The fleet source against a real etcd member on loopback: how long a rotation takes to
 // reach 20 watching retrievers, and what a fleet lookup costs, cached and uncached, next
-// to a keychain lookup measured in the same run.
+// to a keychain lookup measured in the same run; then the same rows against an etcd that
+// speaks TLS with its own CA and requires client certificates (as production etcd does).
 import Foundation
 import KeychainServices
 import Keysmith
 import KeysmithEtcd
 
-/// The fleet rows (or rows saying why they could not be measured).
+/// The fleet rows, plain and over TLS (or rows saying why they could not be measured).
 func fleetBenchmarkRows() -> [BenchmarkRow] {
     guard findInPath("etcd") != nil else {
         return [skippedRow("fleet (etcd)", "etcd not installed (make deps installs etcd-server)")]
     }
+    var rows: [BenchmarkRow] = []
     progress("starting etcd on loopback for the fleet rows")
-    guard let member = FleetBenchEtcd.start() else {
-        return [skippedRow("fleet (etcd)", "etcd did not start")]
+    if let member = FleetBenchEtcd.start(tls: nil) {
+        do {
+            rows += try measureFleet(endpoint: member.endpoint, tls: EtcdTLSOptions(), label: "fleet")
+        } catch {
+            rows.append(skippedRow("fleet (etcd)", "failed: \(error)"))
+        }
+        member.stop()
+    } else {
+        rows.append(skippedRow("fleet (etcd)", "etcd did not start"))
+    }
+    progress("starting etcd with TLS and client certificates for the fleet rows over TLS")
+    let label = "fleet over TLS"
+    guard let certificates = FleetBenchCertificates.make() else {
+        return rows + [skippedRow("\(label) (etcd)", "openssl could not make the certificates")]
+    }
+    defer { try? FileManager.default.removeItem(at: certificates) }
+    guard let member = FleetBenchEtcd.start(tls: certificates) else {
+        return rows + [skippedRow("\(label) (etcd)", "etcd with TLS did not start")]
     }
     defer { member.stop() }
+    let tls = EtcdTLSOptions(
+        caFile: certificates.appendingPathComponent("ca.crt").path,
+        clientCertificate: certificates.appendingPathComponent("client.crt").path,
+        clientKey: certificates.appendingPathComponent("client.key").path)
     do {
-        return try measureFleet(endpoint: member.endpoint)
+        rows += try measureFleet(endpoint: member.endpoint, tls: tls, label: label)
     } catch {
-        return [skippedRow("fleet (etcd)", "failed: \(error)")]
+        rows.append(skippedRow("\(label) (etcd)", "failed: \(error)"))
     }
+    return rows
 }
 
-private func measureFleet(endpoint: String) throws -> [BenchmarkRow] {
+private func measureFleet(endpoint: String, tls: EtcdTLSOptions, label: String) throws -> [BenchmarkRow] {
     var rows: [BenchmarkRow] = []
     let key = FleetKey.generate()
     let prefix = "/keysmith/bench/"
-    let configuration = try EtcdConfiguration(endpoints: [endpoint], prefix: prefix, maximumStaleness: .seconds(3600))
+    let configuration = try EtcdConfiguration(
+        endpoints: [URL(string: endpoint)!], prefix: prefix, maximumStaleness: .seconds(3600), tls: tls)
     var homes: [URL] = []
     defer { homes.forEach { try? FileManager.default.removeItem(at: $0) } }
     func machine() -> (KeychainEnvironment, FleetKeychain) {
@@ -56,7 +80,7 @@ private func measureFleet(endpoint: String) throws -> [BenchmarkRow] {
     }
     defer { watchers.forEach { $0.0.stopWatching() } }
     guard watchers.allSatisfy({ $0.0.waitUntilInStep(timeout: .seconds(15)) }) else {
-        return [skippedRow("fleet rotation to 20 watching retrievers", "the watches did not come in step")]
+        return [skippedRow("\(label) rotation to 20 watching retrievers", "the watches did not come in step")]
     }
     for (_, retriever) in watchers { _ = try retriever.retrieve("rotating_key") }
     var allTimes: [Double] = []
@@ -71,13 +95,13 @@ private func measureFleet(endpoint: String) throws -> [BenchmarkRow] {
         try publisher.publish(Data(repeating: UInt8(round), count: 32), for: "rotating_key", version: version)
         putTimes.append(Double(nanoseconds() - start))
         guard arrivals.wait(for: version, count: 20, timeout: 10) else {
-            return [skippedRow("fleet rotation to 20 watching retrievers", "a rotation did not arrive within 10 s")]
+            return [skippedRow("\(label) rotation to 20 watching retrievers", "a rotation did not arrive within 10 s")]
         }
         allTimes.append(Double(nanoseconds() - start))
         stale += watchers.filter { (try? $0.1.retrieve("rotating_key"))??.version != version }.count
     }
     rows.append(BenchmarkRow(
-        name: "fleet: rotation reaches 20 watching retrievers (put to last cache updated)",
+        name: "\(label): rotation reaches 20 watching retrievers (put to last cache updated)",
         value: formatDuration(median(allTimes)), baseline: "one put " + formatDuration(median(putTimes)),
         ratio: formatRatio(median(allTimes) / median(putTimes)),
         target: stale == 0 ? "under 1 s; every retriever then serves it" : "\(stale) retrievers served an old version"))
@@ -92,7 +116,7 @@ private func measureFleet(endpoint: String) throws -> [BenchmarkRow] {
     fleetWatched.startWatching()
     defer { fleetWatched.stopWatching() }
     guard fleetWatched.waitUntilInStep(timeout: .seconds(15)) else {
-        return rows + [skippedRow("fleet lookups", "the watch did not come in step")]
+        return rows + [skippedRow("\(label) lookups", "the watch did not come in step")]
     }
     let keychainSource = KeychainKeySource(service: "keysmith.bench.keys")
     try KeychainEnvironment.withEnvironment(environment) {
@@ -135,15 +159,15 @@ private func measureFleet(endpoint: String) throws -> [BenchmarkRow] {
     }
     let keychainHit = median(keychainCached), keychainMiss = median(keychainUncached)
     rows.append(BenchmarkRow(
-        name: "fleet lookup, cached (KeyRetriever cache)", value: formatDuration(median(fleetCached)),
+        name: "\(label) lookup, cached (KeyRetriever cache)", value: formatDuration(median(fleetCached)),
         baseline: "keychain, cached " + formatDuration(keychainHit),
         ratio: formatRatio(median(fleetCached) / keychainHit), target: "≤ 1.5x"))
     rows.append(BenchmarkRow(
-        name: "fleet lookup, uncached, watch in step (from memory, unseal)",
+        name: "\(label) lookup, uncached, watch in step (from memory, unseal)",
         value: formatDuration(median(watchedUncached)), baseline: "keychain, uncached " + formatDuration(keychainMiss),
         ratio: formatRatio(median(watchedUncached) / keychainMiss), target: "≤ 1x"))
     rows.append(BenchmarkRow(
-        name: "fleet lookup, uncached, no watch (an etcd read on loopback)",
+        name: "\(label) lookup, uncached, no watch (an etcd read on loopback)",
         value: formatDuration(median(networkUncached)), baseline: "keychain, uncached " + formatDuration(keychainMiss),
         ratio: formatRatio(median(networkUncached) / keychainMiss), target: "informational"))
     return rows
@@ -185,7 +209,9 @@ private final class FleetBenchEtcd {
         self.directory = directory
     }
 
-    static func start() -> FleetBenchEtcd? {
+    /// - Parameter tls: A directory with ca.crt, server.crt/key and client.crt/key: etcd then
+    ///   speaks TLS and requires client certificates.
+    static func start(tls: URL?) -> FleetBenchEtcd? {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Tests/Support/etcd/run-etcd.sh").path
         guard FileManager.default.fileExists(atPath: script) else { return nil }
@@ -197,6 +223,11 @@ private final class FleetBenchEtcd {
         process.arguments = [
             script, "bench", directory.path, String(client), String(peer), "bench=http://127.0.0.1:\(peer)", "new",
         ]
+        if let tls {
+            var environment = ProcessInfo.processInfo.environment
+            environment["ETCD_TLS_DIR"] = tls.path
+            process.environment = environment
+        }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
@@ -213,13 +244,60 @@ private final class FleetBenchEtcd {
             try? FileManager.default.removeItem(at: directory)
             return nil
         }
-        return FleetBenchEtcd(endpoint: "http://127.0.0.1:\(client)", runner: process, directory: directory)
+        return FleetBenchEtcd(
+            endpoint: "\(tls == nil ? "http" : "https")://127.0.0.1:\(client)", runner: process, directory: directory)
     }
 
     func stop() {
         if runner.isRunning { runner.terminate() }
         runner.waitUntilExit()
         try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// A CA, a server certificate for 127.0.0.1 and a client certificate, made with openssl (EC
+/// P-256) in a temporary directory.
+private enum FleetBenchCertificates {
+    static func make() -> URL? {
+        guard let openssl = findInPath("openssl") else { return nil }
+        let directory = temporaryDirectory("etcd-tls")
+        func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        func run(_ arguments: [String]) -> Bool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: openssl)
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            guard (try? process.run()) != nil else { return false }
+            process.waitUntilExit()
+            return process.terminationStatus == 0
+        }
+        let leaf = "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+        let written =
+            FileManager.default.createFile(
+                atPath: path("server.ext"),
+                contents: Data((leaf + "extendedKeyUsage=serverAuth,clientAuth\nsubjectAltName=IP:127.0.0.1\n").utf8))
+            && FileManager.default.createFile(
+                atPath: path("client.ext"), contents: Data((leaf + "extendedKeyUsage=clientAuth\n").utf8))
+        let curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        var made =
+            written
+            && run(
+                ["req", "-x509"] + curve + [
+                    "-keyout", path("ca.key"), "-out", path("ca.crt"), "-days", "2", "-subj", "/CN=keysmith bench ca",
+                    "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+                ])
+        for name in ["server", "client"] where made {
+            made =
+                run(["req"] + curve + ["-keyout", path("\(name).key"), "-out", path("\(name).csr"), "-subj", "/CN=\(name)"])
+                && run([
+                    "x509", "-req", "-in", path("\(name).csr"), "-CA", path("ca.crt"), "-CAkey", path("ca.key"),
+                    "-CAcreateserial", "-days", "2", "-extfile", path("\(name).ext"), "-out", path("\(name).crt"),
+                ])
+        }
+        if made { return directory }
+        try? FileManager.default.removeItem(at: directory)
+        return nil
     }
 }
 

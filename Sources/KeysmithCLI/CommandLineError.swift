@@ -17,6 +17,9 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case itemNotFound = 44
     /// The item already exists (an add without -U); the same status macOS `security` uses.
     case duplicateItem = 45
+    /// A write reached no answer: etcd may have applied it or not (`fleet put`, `fleet
+    /// retire`); look before trying again.
+    case outcomeUnknown = 75
 
     /// One line for the exit-status table of `keysmith help`.
     var helpLine: String {
@@ -28,6 +31,8 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
         case .duplicateItem: return "the item already exists (as macOS security); add -U updates it"
         case .policyRefused:
             return "refused: a key marked --sensitive was found first in a plaintext source (resolve, explain)"
+        case .outcomeUnknown:
+            return "the outcome is unknown: etcd may have applied the write but did not answer (fleet put, retire)"
         }
     }
 }

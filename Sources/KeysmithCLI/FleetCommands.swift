@@ -10,11 +10,11 @@ import Darwin
 #endif
 
 // `keysmith fleet …` and `--fleet` of resolve, explain and audit: what the tool knows about them
-// without the etcd client. The client (KeysmithEtcd, over Foundation's networking part and
-// libcurl) is linked only into `keysmith-fleet`, installed beside `keysmith`; the `keysmith`
+// without the etcd client. The client (KeysmithEtcd, over libcurl on Linux) is linked only
+// into `keysmith-fleet`, installed beside `keysmith`; the `keysmith`
 // process runs it in its own place (exec, same arguments, environment, standard streams and
 // exit status) for exactly the command lines that need etcd. Every other command starts
-// without loading the HTTP client and the thirty-odd libraries behind it.
+// without loading the HTTP client and the TLS and other libraries behind it.
 
 /// The `fleet` command as `keysmith help` shows it, the `--fleet` option, and the hand-over
 /// to the fleet implementation.
@@ -154,23 +154,31 @@ private let fleetCommand = Command(
         + "to the seal, so a value changed, swapped or moved in etcd is refused with its own error, never served. "
         + "Versions are created with etcd transactions and never overwritten. Each value read is also kept as an "
         + "offline copy in this keychain, served while etcd is unreachable (for at most --max-staleness).\n\n"
-        + "  fleet init --endpoints URL[,URL...] --prefix PREFIX [--max-staleness SECONDS] [--user NAME]\n"
-        + "      A new fleet key in this keychain, and the fleet settings. With --user, the etcd password is read "
-        + "from standard input (--stdin) or a prompt.\n"
+        + "  fleet init --endpoints URL[,URL...] --prefix PREFIX [--max-staleness SECONDS] [--user NAME] [TLS]\n"
+        + "      A new fleet key in this keychain, and the fleet settings; refused when the prefix already holds values "
+        + "(join that fleet instead). With --user, the etcd password is read "
+        + "from standard input (--stdin) or a prompt. TLS: --cacert FILE --cert FILE --cert-key FILE for https:// "
+        + "endpoints with the cluster's own CA and client certificates (kept in the settings; server names are "
+        + "checked).\n"
         + "  fleet export-key FILE [--stdin]\n"
         + "      Writes the fleet key to FILE (mode 0600), sealed with a passphrase (Argon2id) read from standard "
         + "input or a prompt. Copy it to the next machine, then delete it.\n"
-        + "  fleet join --endpoints URL[,URL...] --prefix PREFIX --key FILE [--stdin] [--max-staleness SECONDS]\n"
+        + "  fleet join --endpoints URL[,URL...] --prefix PREFIX --key FILE [--stdin] [--max-staleness SECONDS] [TLS]\n"
         + "      Takes the fleet key from FILE (passphrase from standard input or a prompt) into this keychain, "
         + "with the fleet settings.\n"
         + "  fleet put ID --version VERSION (--stdin | --stdin-exact | --generate BYTES)\n"
-        + "      Publishes a new version of ID. An existing version is refused. --stdin reads a line (one trailing "
-        + "newline, LF or CR LF, is removed); --stdin-exact, for programs, keeps every byte.\n"
+        + "      Publishes a new version of ID. An existing version is refused, unless it holds the same bytes (then "
+        + "nothing changes). --stdin reads a line (one trailing newline, LF or CR LF, is removed); --stdin-exact, "
+        + "for programs, keeps every byte. Refused when the prefix's values are sealed under another fleet key. "
+        + "Exit status 75 when etcd may have received the put but did not answer (look with fleet list before "
+        + "trying again).\n"
         + "  fleet list\n"
-        + "      Identifiers and versions in etcd (never bytes). With --json: {\"prefix\", \"endpoints\", \"keys\": "
+        + "      Identifiers and versions in etcd (never bytes), and this machine's fleet key fingerprint. With "
+        + "--json: {\"prefix\", \"endpoints\", \"fleetKey\", \"keys\": "
         + "[{\"identifier\", \"versions\", \"newest\"}]}.\n"
-        + "  fleet retire ID --version VERSION\n"
-        + "      Deletes one version from etcd (watching machines drop it). Exit status 44 when there is none.\n"
+        + "  fleet retire ID --version VERSION [--force]\n"
+        + "      Deletes one version from etcd (watching machines drop it). Exit status 44 when there is none. A "
+        + "version this machine's fleet key does not open is retired only with --force.\n"
         + "  fleet watch [--count N] [--timeout SECONDS]\n"
         + "      One line per change, \"ID VERSION\" for a new version (\"ID VERSION retired\", \"ID VERSION "
         + "refused\" for the others), until N changes or SECONDS have passed; standard error says when the watch "
@@ -191,6 +199,17 @@ private let fleetCommand = Command(
             help: "How old an offline copy may be and still be served while etcd is unreachable (init, join; "
                 + "default 86400; 0 never serves one)."),
         OptionSpec(long: "user", value: .required("NAME"), help: "etcd user, when etcd has authentication on (init)."),
+        OptionSpec(
+            long: "cacert", value: .required("FILE"),
+            help: "The CA (PEM) that signed etcd's server certificates; only it is trusted (init, join; as etcdctl's "
+                + "--cacert)."),
+        OptionSpec(
+            long: "cert", value: .required("FILE"),
+            help: "A client certificate (PEM) for etcd with --client-cert-auth (init, join; etcdctl's --cert)."),
+        OptionSpec(
+            name: "cert-key", long: "cert-key", value: .required("FILE"),
+            help: "The client certificate's private key (PEM) (init, join; etcdctl's --key, named so because --key "
+                + "is the fleet key file)."),
         OptionSpec(long: "key", value: .required("FILE"), help: "The key file written by fleet export-key (join)."),
         OptionSpec(
             long: "stdin",
@@ -201,6 +220,9 @@ private let fleetCommand = Command(
         OptionSpec(long: "generate", value: .required("BYTES"), help: "Draw a random key of BYTES bytes (put)."),
         OptionSpec(long: "version", value: .required("VERSION"), help: "The version (put, retire)."),
         OptionSpec(long: "count", value: .required("N"), help: "Stop after N changes (watch)."),
+        OptionSpec(
+            long: "force",
+            help: "Retire a version even though this machine's fleet key does not open it (retire)."),
         OptionSpec(long: "timeout", value: .required("SECONDS"), help: "Stop after SECONDS (watch)."),
         OptionSpec(
             name: "replace-key", long: "replace-key",

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// One key-value pair as etcd returns it.
 struct EtcdKeyValue: Sendable, Equatable {
     /// The etcd key, as text.
@@ -19,10 +15,12 @@ struct EtcdKeyValue: Sendable, Equatable {
 ///
 /// Calls are synchronous (a key source answers synchronously) and fail over: the endpoint
 /// that answered last is tried first, an endpoint that does not answer, or answers that it
-/// has no leader, is skipped for the next one.
+/// has no leader, is skipped for the next one. A TLS failure is not skipped: it is reported
+/// as it is (``EtcdError/tlsFailed(endpoint:reason:)``).
 final class EtcdClient: @unchecked Sendable {
     let configuration: EtcdConfiguration
-    private let session: URLSession
+    /// libcurl on Linux, URLSession on Apple platforms.
+    let transport: any EtcdTransport
     private let lock = NSLock()
     /// The endpoint tried first (the last one that answered).
     private var preferred = 0
@@ -33,28 +31,18 @@ final class EtcdClient: @unchecked Sendable {
 
     init(configuration: EtcdConfiguration) {
         self.configuration = configuration
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        let seconds = Double(configuration.requestTimeout.components.seconds)
-            + Double(configuration.requestTimeout.components.attoseconds) / 1e18
-        sessionConfiguration.timeoutIntervalForRequest = seconds
-        sessionConfiguration.timeoutIntervalForResource = seconds
-        sessionConfiguration.httpMaximumConnectionsPerHost = 4
-        sessionConfiguration.urlCache = nil
-        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        session = URLSession(configuration: sessionConfiguration)
-    }
-
-    deinit {
-        session.invalidateAndCancel()
+        transport = EtcdTransports.make(configuration)
     }
 
     // MARK: Key-value calls
 
     /// Every key under `prefix` (one request), and the store's revision.
-    func range(prefix: String) throws -> (revision: Int64, kvs: [EtcdKeyValue]) {
+    /// - Parameter keysOnly: Whether to leave the values out (keys and revisions only).
+    func range(prefix: String, keysOnly: Bool = false) throws -> (revision: Int64, kvs: [EtcdKeyValue]) {
         var request: [String: Any] = [
             "key": base64(prefix), "range_end": base64Data(EtcdClient.rangeEnd(of: Data(prefix.utf8))),
         ]
+        if keysOnly { request["keys_only"] = true }
         let response: [String: Any]
         do {
             response = try call("/kv/range", request)
@@ -67,48 +55,72 @@ final class EtcdClient: @unchecked Sendable {
         return (EtcdClient.revision(response), try EtcdClient.keyValues(response["kvs"]))
     }
 
+    /// What a create-only write found.
+    enum CreateOutcome: Equatable {
+        /// The key was created with the value.
+        case created
+        /// The key exists; its value (this one after a retry whose answer was lost).
+        case exists(EtcdKeyValue)
+    }
+
     /// Creates `key` with `value` unless it exists (a transaction comparing its create
     /// revision with 0).
-    /// - Returns: `true` when created; `false` when the key already exists with another
-    ///   value. A retry after an answer was lost finds its own value and reports `true`.
-    func create(_ key: String, value: Data) throws -> Bool {
+    /// - Parameter operation: The write in words, for an unknown outcome.
+    /// - Returns: ``CreateOutcome/created``, also when a retry after a lost answer finds its
+    ///   own value; otherwise the value the key holds.
+    /// - Throws: ``EtcdError/outcomeUnknown(operation:reasons:)`` when etcd may have received
+    ///   the write but never answered.
+    func create(_ key: String, value: Data, operation: String) throws -> CreateOutcome {
         let request: [String: Any] = [
             "compare": [["key": base64(key), "target": "CREATE", "result": "EQUAL", "create_revision": "0"]],
             "success": [["request_put": ["key": base64(key), "value": value.base64EncodedString()]]],
             "failure": [["request_range": ["key": base64(key)]]],
         ]
-        let response = try call("/kv/txn", request, retries: true)
-        if response["succeeded"] as? Bool == true { return true }
+        let response = try call("/kv/txn", request, write: operation)
+        if response["succeeded"] as? Bool == true { return .created }
         // The key exists: it is ours when an earlier attempt's answer was lost.
         let responses = response["responses"] as? [[String: Any]] ?? []
         let existing = try responses.flatMap { try EtcdClient.keyValues(($0["response_range"] as? [String: Any])?["kvs"]) }
-        return existing.contains { $0.value == value }
+        if existing.contains(where: { $0.value == value }) { return .created }
+        guard let found = existing.first(where: { $0.key == key }) else {
+            // Deleted between the compare and the read: try once more.
+            return try create(key, value: value, operation: operation)
+        }
+        return .exists(found)
     }
 
     /// Deletes `key` when its last change is `modRevision` (a transaction), so a value
     /// written meanwhile is not removed by mistake.
+    /// - Parameter operation: The write in words, for an unknown outcome.
     /// - Returns: Whether it was deleted.
-    func delete(_ key: String, modRevision: Int64) throws -> Bool {
+    func delete(_ key: String, modRevision: Int64, operation: String) throws -> Bool {
         let request: [String: Any] = [
             "compare": [["key": base64(key), "target": "MOD", "result": "EQUAL", "mod_revision": String(modRevision)]],
             "success": [["request_delete_range": ["key": base64(key)]]],
         ]
-        let response = try call("/kv/txn", request, retries: true)
+        let response = try call("/kv/txn", request, write: operation)
         return response["succeeded"] as? Bool == true
     }
 
     // MARK: Calls with failover
 
     /// Posts `body` to `path` on the first endpoint that answers.
-    /// - Parameter retries: Whether to go round the endpoints again while a leader is being
-    ///   elected (writes during a failover), within a few request timeouts.
-    func call(_ path: String, _ body: [String: Any], retries: Bool = false) throws -> [String: Any] {
+    /// - Parameter write: For a write, what it does in words: the endpoints are then tried
+    ///   again while a leader is being elected (within a few request timeouts), and when
+    ///   none answered but one may have received the write, the outcome is unknown.
+    /// - Throws: ``EtcdError/unreachable(reasons:)``; for a write that may have been
+    ///   received, ``EtcdError/outcomeUnknown(operation:reasons:)``; TLS, authentication and
+    ///   server errors as they come.
+    func call(_ path: String, _ body: [String: Any], write: String? = nil) throws -> [String: Any] {
         let payload = try JSONSerialization.data(withJSONObject: body)
         let count = configuration.endpoints.count
-        let rounds = retries ? 8 : 1
+        // A write goes round the endpoints again for up to three request timeouts (a leader
+        // election takes about a second); a read goes round once.
+        let deadline = Date().addingTimeInterval(write != nil ? 3 * EtcdKeySource.seconds(configuration.requestTimeout) : 0)
         var reasons: [String] = []
+        var mayHaveApplied = false
         var delay = 0.05
-        for round in 0..<rounds {
+        for round in 0..<8 {
             reasons.removeAll()
             let start = lock.locked { preferred }
             for offset in 0..<count {
@@ -118,24 +130,26 @@ final class EtcdClient: @unchecked Sendable {
                 case .answer(let object):
                     lock.locked { preferred = index }
                     return object
-                case .unavailable(let reason):
+                case .unavailable(let reason, let received):
+                    if received { mayHaveApplied = true }
                     reasons.append("\(EtcdClient.name(endpoint)): \(reason)")
                 case .failed(let error):
                     throw error
                 }
             }
-            if round + 1 < rounds {
-                Thread.sleep(forTimeInterval: delay)
-                delay = min(delay * 2, 0.5)
-            }
+            guard round + 1 < 8, Date().addingTimeInterval(delay) < deadline else { break }
+            Thread.sleep(forTimeInterval: delay)
+            delay = min(delay * 2, 0.5)
         }
+        if let write, mayHaveApplied { throw EtcdError.outcomeUnknown(operation: write, reasons: reasons) }
         throw EtcdError.unreachable(reasons: reasons)
     }
 
     /// The outcome of one call to one endpoint.
     private enum Outcome {
         case answer([String: Any])
-        case unavailable(String)
+        /// No answer; `received` when the member may have received the request.
+        case unavailable(String, received: Bool)
         case failed(EtcdError)
     }
 
@@ -149,8 +163,13 @@ final class EtcdClient: @unchecked Sendable {
                 }
             }
             let root = lock.locked { apiRoot }
-            let (status, object, transportError) = post(endpoint, root + path, payload, token: lock.locked { token })
-            if let transportError { return .unavailable(transportError) }
+            let (status, object, failure) = post(endpoint, root + path, payload, token: lock.locked { token })
+            if let failure {
+                if failure.kind == .tls {
+                    return .failed(.tlsFailed(endpoint: EtcdClient.name(endpoint), reason: failure.reason))
+                }
+                return .unavailable(failure.reason, received: failure.kind == .noAnswer)
+            }
             if status == 200, let object { return .answer(object) }
             let code = (object?["code"] as? NSNumber)?.intValue
             let message = (object?["message"] as? String) ?? (object?["error"] as? String) ?? "no message"
@@ -168,9 +187,10 @@ final class EtcdClient: @unchecked Sendable {
             {
                 return .failed(.authenticationFailed(endpoint: EtcdClient.name(endpoint), message: message))
             }
-            // 14 unavailable (no leader, leader changed), 4 deadline exceeded, 503/504.
+            // 14 unavailable (no leader, leader changed), 4 deadline exceeded, 503/504. Without
+            // a leader nothing was proposed; a timed-out proposal may still be applied.
             if code == 14 || code == 4 || status == 503 || status == 504 || message.contains("leader") {
-                return .unavailable("HTTP \(status): \(message)")
+                return .unavailable("HTTP \(status): \(message)", received: !message.contains("no leader"))
             }
             return .failed(.server(endpoint: EtcdClient.name(endpoint), status: status, code: code, message: message))
         }
@@ -184,11 +204,16 @@ final class EtcdClient: @unchecked Sendable {
             ])
         else { return .failed(.invalidConfiguration(reason: "the credentials cannot be encoded")) }
         let root = lock.locked { apiRoot }
-        let (status, object, transportError) = post(endpoint, root + "/auth/authenticate", payload, token: nil)
-        if let transportError { return .unavailable(transportError) }
+        let (status, object, failure) = post(endpoint, root + "/auth/authenticate", payload, token: nil)
+        if let failure {
+            if failure.kind == .tls {
+                return .failed(.tlsFailed(endpoint: EtcdClient.name(endpoint), reason: failure.reason))
+            }
+            return .unavailable(failure.reason, received: false)
+        }
         guard status == 200, let token = object?["token"] as? String else {
             let message = (object?["message"] as? String) ?? "HTTP \(status)"
-            if status == 503 || message.contains("leader") { return .unavailable(message) }
+            if status == 503 || message.contains("leader") { return .unavailable(message, received: false) }
             return .failed(.authenticationFailed(endpoint: EtcdClient.name(endpoint), message: message))
         }
         lock.locked { self.token = token }
@@ -197,82 +222,37 @@ final class EtcdClient: @unchecked Sendable {
 
     /// One POST; the answer's status and JSON, or why there was none.
     private func post(_ endpoint: URL, _ path: String, _ payload: Data, token: String?) -> (
-        Int, [String: Any]?, String?
+        Int, [String: Any]?, EtcdTransportFailure?
     ) {
-        #if canImport(Glibc)
-            if endpoint.scheme?.lowercased() == "http" {
-                var headers = ["Content-Type": "application/json"]
-                if let token { headers["Authorization"] = token }
-                let seconds = Double(configuration.requestTimeout.components.seconds)
-                    + Double(configuration.requestTimeout.components.attoseconds) / 1e18
-                switch PlainHTTP.post(
-                    endpoint.appendingPathComponent(String(path.dropFirst())), headers: headers, body: payload,
-                    timeout: seconds)
-                {
-                case .failure(let reason):
-                    return (0, nil, reason)
-                case .response(let status, let body):
-                    let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
-                    if object == nil, status == 200 { return (status, nil, "an answer that is not JSON") }
-                    return (status, object, nil)
-                }
+        var headers: [String: String] = [:]
+        if let token { headers["Authorization"] = token }
+        let request = EtcdHTTPRequest(
+            url: endpoint.appendingPathComponent(String(path.dropFirst())), headers: headers, body: payload)
+        switch transport.post(request, timeout: EtcdKeySource.seconds(configuration.requestTimeout)) {
+        case .failure(let failure):
+            return (0, nil, failure)
+        case .response(let status, let body):
+            let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
+            if object == nil, status == 200 {
+                return (status, nil, EtcdTransportFailure(kind: .noAnswer, reason: "an answer that is not JSON"))
             }
-        #endif
-        var request = URLRequest(url: endpoint.appendingPathComponent(String(path.dropFirst())))
-        request.httpMethod = "POST"
-        request.httpBody = payload
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        if let token { request.setValue(token, forHTTPHeaderField: "Authorization") }
-        let box = ResponseBox()
-        let done = DispatchSemaphore(value: 0)
-        let task = session.dataTask(with: request) { data, response, error in
-            box.set(data, (response as? HTTPURLResponse)?.statusCode, error)
-            done.signal()
-        }
-        task.resume()
-        done.wait()
-        let (data, status, error) = box.get()
-        if let error { return (0, nil, EtcdClient.reason(error)) }
-        guard let status else { return (0, nil, "no HTTP answer") }
-        let object = data.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
-        if object == nil, status == 200 { return (status, nil, "an answer that is not JSON") }
-        return (status, object, nil)
-    }
-
-    /// A completion handler's results, handed across threads.
-    private final class ResponseBox: @unchecked Sendable {
-        private let lock = NSLock()
-        private var data: Data?
-        private var status: Int?
-        private var error: (any Error)?
-
-        func set(_ data: Data?, _ status: Int?, _ error: (any Error)?) {
-            lock.locked {
-                self.data = data
-                self.status = status
-                self.error = error
-            }
-        }
-
-        func get() -> (Data?, Int?, (any Error)?) {
-            lock.locked { (data, status, error) }
+            return (status, object, nil)
         }
     }
 
     // MARK: Encoding
 
-    /// The HTTP headers and URL of a watch request (for ``EtcdWatchConnection``).
-    func watchRequest(_ endpoint: URL, body: [String: Any]) throws -> URLRequest {
+    /// The watch request for `endpoint` (for ``EtcdWatchConnection``).
+    func watchRequest(_ endpoint: URL, body: [String: Any]) throws -> EtcdHTTPRequest {
         if configuration.credentials != nil, lock.locked({ token }) == nil {
             if case .failed(let error) = authenticate(endpoint) { throw error }
         }
         let root = lock.locked { apiRoot }
-        var request = URLRequest(url: endpoint.appendingPathComponent(String((root + "/watch").dropFirst())))
-        request.httpMethod = "POST"
-        request.httpBody = try JSONSerialization.data(withJSONObject: body)
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        if let token = lock.locked({ token }) { request.setValue(token, forHTTPHeaderField: "Authorization") }
-        return request
+        var headers: [String: String] = [:]
+        if let token = lock.locked({ token }) { headers["Authorization"] = token }
+        return EtcdHTTPRequest(
+            url: endpoint.appendingPathComponent(String((root + "/watch").dropFirst())), headers: headers,
+            body: try JSONSerialization.data(withJSONObject: body))
     }
 
     /// Forgets the token (after the watch was refused with an expired one).
@@ -336,22 +316,5 @@ final class EtcdClient: @unchecked Sendable {
     static func name(_ endpoint: URL) -> String {
         let host = endpoint.host ?? endpoint.absoluteString
         return endpoint.port.map { "\(host):\($0)" } ?? host
-    }
-
-    /// A transport error in a few words.
-    static func reason(_ error: any Error) -> String {
-        if let error = error as? URLError {
-            switch error.code {
-            case .timedOut: return "timed out"
-            case .cannotConnectToHost: return "connection refused"
-            case .networkConnectionLost: return "connection lost"
-            case .cannotFindHost: return "unknown host"
-            case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-                .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
-                return "TLS failed (\(error.code.rawValue))"
-            default: return "network error \(error.code.rawValue)"
-            }
-        }
-        return "\(error)"
     }
 }

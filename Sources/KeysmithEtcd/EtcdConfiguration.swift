@@ -42,7 +42,8 @@ public struct EtcdConfiguration: Sendable, Equatable, CustomStringConvertible {
     ///   - credentials: etcd username and password, if needed.
     ///   - tls: TLS settings.
     /// - Throws: ``EtcdError/invalidConfiguration(reason:)`` for no endpoint, a URL that is
-    ///   not http(s) with a host, an empty prefix, or TLS files (not supported yet).
+    ///   not http(s) with a host, an empty prefix, or TLS files that cannot be read (or, on
+    ///   Apple platforms, TLS files at all).
     public init(
         endpoints: [URL], prefix: String, requestTimeout: Duration = .seconds(2),
         initialReconnectDelay: Duration = .milliseconds(100), maximumReconnectDelay: Duration = .seconds(5),
@@ -67,11 +68,11 @@ public struct EtcdConfiguration: Sendable, Equatable, CustomStringConvertible {
         guard requestTimeout > .zero else {
             throw EtcdError.invalidConfiguration(reason: "the request timeout must be positive")
         }
-        if tls.asksForFiles {
+        try tls.validate()
+        if tls.asksForFiles, let plain = endpoints.first(where: { $0.scheme?.lowercased() == "http" }) {
             throw EtcdError.invalidConfiguration(
-                reason: "a CA file or client certificate is not supported yet (https is verified against the system "
-                    + "trust store; on Linux FoundationNetworking offers nothing else): install the CA in the system "
-                    + "store (update-ca-certificates) and use etcd username/password authentication")
+                reason: "TLS files are given but endpoint \(plain.absoluteString) is http://, which would be used "
+                    + "without TLS; give every endpoint as https://")
         }
         self.endpoints = endpoints
         self.prefix = trimmed.hasSuffix("/") ? trimmed : trimmed + "/"
@@ -89,11 +90,12 @@ public struct EtcdConfiguration: Sendable, Equatable, CustomStringConvertible {
     ///   - prefix: The key prefix.
     ///   - maximumStaleness: Oldest offline copy served (default 24 hours).
     ///   - credentials: etcd username and password, if needed.
+    ///   - tls: TLS settings for `https://` endpoints.
     /// - Throws: ``EtcdError/invalidConfiguration(reason:)`` as the main initializer does,
     ///   and for text that is not a URL.
     public init(
         endpoints: [String], prefix: String, maximumStaleness: Duration? = .seconds(86_400),
-        credentials: EtcdCredentials? = nil
+        credentials: EtcdCredentials? = nil, tls: EtcdTLSOptions = EtcdTLSOptions()
     ) throws {
         var urls: [URL] = []
         for text in endpoints {
@@ -102,7 +104,8 @@ public struct EtcdConfiguration: Sendable, Equatable, CustomStringConvertible {
             }
             urls.append(url)
         }
-        try self.init(endpoints: urls, prefix: prefix, maximumStaleness: maximumStaleness, credentials: credentials)
+        try self.init(
+            endpoints: urls, prefix: prefix, maximumStaleness: maximumStaleness, credentials: credentials, tls: tls)
     }
 
     /// The etcd key of one version: `PREFIX` + `ID/VERSION`.

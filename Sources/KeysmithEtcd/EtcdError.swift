@@ -17,10 +17,34 @@ public enum EtcdError: Error, Sendable, CustomStringConvertible, Equatable {
     case server(endpoint: String, status: Int, code: Int?, message: String)
     /// etcd refused the username and password, or needs them and none were given.
     case authenticationFailed(endpoint: String, message: String)
+    /// TLS refused the connection: the server's certificate is not signed by the CA, or not
+    /// issued for the endpoint's host, or this machine's client certificate is missing,
+    /// expired or refused. Never worked around (no other endpoint, no offline copy).
+    case tlsFailed(endpoint: String, reason: String)
+    /// A write may have reached etcd, which did not answer: whether it was applied is
+    /// unknown (`operation` says which write).
+    case outcomeUnknown(operation: String, reasons: [String])
     /// The value stored at `key` is not what this fleet sealed for this identifier and
     /// version: changed in etcd, moved from another name or version, or sealed under another
     /// fleet key. It is never served.
     case tampered(identifier: String, version: String, key: String, reason: String)
+    /// The value at `key` names the fleet key that sealed it, and it is not this machine's:
+    /// this machine has another fleet key than the one that sealed it. Never served; nothing
+    /// in etcd is wrong for machines that hold `sealedWith`.
+    case foreignFleetKey(identifier: String, version: String, key: String, sealedWith: String, thisMachine: String)
+    /// A value in the older format (which does not name its fleet key) fails authentication
+    /// with this machine's fleet key: it was changed in etcd, or sealed under another fleet
+    /// key, and it cannot say which. Never served.
+    case unopenable(identifier: String, version: String, key: String, thisMachine: String)
+    /// `fleet init` on a prefix that already holds values: a new fleet key could not open
+    /// them. Nothing was changed.
+    case prefixInUse(prefix: String, values: Int, fleetKeys: [String])
+    /// The values under the prefix are sealed under another fleet key than this machine's:
+    /// publishing under this one would make the version unreadable for the fleet.
+    case fleetKeyMismatch(prefix: String, thisMachine: String, prefixKeys: [String])
+    /// `retire` of a version this machine cannot open (it may be good for machines with
+    /// another fleet key); retiring it needs `force`.
+    case retireRefused(identifier: String, version: String, reason: String)
     /// A value sealed in a newer format than this build reads.
     case unsupportedFormat(identifier: String, version: String, format: Int)
     /// The version already exists in etcd; versions are never overwritten.
@@ -55,9 +79,34 @@ public enum EtcdError: Error, Sendable, CustomStringConvertible, Equatable {
             return "etcd at \(endpoint) answered HTTP \(status)\(code.map { ", code \($0)" } ?? ""): \(message)"
         case .authenticationFailed(let endpoint, let message):
             return "etcd at \(endpoint) refused the credentials: \(message)"
+        case .tlsFailed(let endpoint, let reason):
+            return "TLS connection to etcd at \(endpoint) refused: \(reason)"
+        case .outcomeUnknown(let operation, let reasons):
+            return "the outcome of \(operation) is unknown: etcd may have received the write but did not answer "
+                + "(\(reasons.joined(separator: "; ")))"
         case .tampered(let identifier, let version, let key, let reason):
             return "refused fleet key \"\(identifier)\" version \(version): the value at etcd key \(key) \(reason); "
                 + "it is never served"
+        case .foreignFleetKey(let identifier, let version, let key, let sealedWith, let thisMachine):
+            return "refused fleet key \"\(identifier)\" version \(version): the value at etcd key \(key) is sealed under "
+                + "fleet key \(sealedWith), and this machine's fleet key is \(thisMachine); it is never served"
+        case .unopenable(let identifier, let version, let key, let thisMachine):
+            return "refused fleet key \"\(identifier)\" version \(version): the value at etcd key \(key) fails "
+                + "authentication with this machine's fleet key \(thisMachine); it is in the older format that does not "
+                + "name its fleet key, so it was either changed in etcd or sealed under another fleet key; it is never "
+                + "served"
+        case .prefixInUse(let prefix, let values, let fleetKeys):
+            let keys = fleetKeys.isEmpty ? "" : " (sealed under fleet key \(fleetKeys.joined(separator: ", ")))"
+            return "etcd prefix \(prefix) already holds \(values) fleet \(values == 1 ? "value" : "values")\(keys); a new "
+                + "fleet key could not open them, so nothing was changed"
+        case .fleetKeyMismatch(let prefix, let thisMachine, let prefixKeys):
+            return "the values under etcd prefix \(prefix) are sealed under fleet key "
+                + "\(prefixKeys.isEmpty ? "another than this machine's" : prefixKeys.joined(separator: ", ")), not this "
+                + "machine's fleet key \(thisMachine): a version sealed here would not open on the fleet's machines, so "
+                + "nothing was published"
+        case .retireRefused(let identifier, let version, let reason):
+            return "refused to retire version \(version) of \"\(identifier)\": this machine cannot open it (\(reason)), "
+                + "so it may be good for machines with another fleet key; nothing was retired"
         case .unsupportedFormat(let identifier, let version, let format):
             return "fleet key \"\(identifier)\" version \(version) is sealed in format \(format), which this build "
                 + "does not read"
@@ -99,12 +148,40 @@ public enum EtcdError: Error, Sendable, CustomStringConvertible, Equatable {
             return "check the etcd cluster's health (etcdctl endpoint status) and try again."
         case .authenticationFailed:
             return "check the etcd username and password, and that the user may read and write the prefix."
+        case .tlsFailed:
+            return "check the TLS files of the fleet settings: --cacert must be the CA that signed etcd's "
+                + "certificates, --cert and --cert-key a client certificate that CA signed and still valid, and each "
+                + "endpoint's host a name the server's certificate is issued for (keysmith fleet join … --cacert "
+                + "FILE --cert FILE --cert-key FILE stores new ones)."
+        case .outcomeUnknown:
+            return "once etcd answers, look with keysmith fleet list; running the same put again with the same bytes "
+                + "is safe (it succeeds without change when the version already holds them)."
         case .tampered(let identifier, let version, _, _):
             // While the refused version is in etcd every lookup of the key refuses it: it has
             // to go before a new version can be read.
-            return "retire the refused version (keysmith fleet retire \(identifier) --version \(version)), publish "
+            return "retire the refused version (keysmith fleet retire \(identifier) --version \(version) --force), publish "
                 + "the key again from a trusted machine under a new version (keysmith fleet put \(identifier) "
                 + "--version NEW), and find out who can write to etcd."
+        case .foreignFleetKey(_, _, _, let sealedWith, _):
+            return "if the fleet uses fleet key \(sealedWith), join it with that key (keysmith fleet export-key FILE "
+                + "--stdin on one of its machines, then keysmith fleet join --endpoints … --prefix … --key FILE "
+                + "--replace-key here); nothing in etcd needs to change."
+        case .unopenable(let identifier, let version, _, _):
+            return "compare this machine's fleet key with the fleet's (keysmith fleet list shows it): if they differ, "
+                + "join the fleet with its key (keysmith fleet join … --replace-key); only if they are the same was the "
+                + "value changed in etcd: then retire it (keysmith fleet retire \(identifier) --version \(version) "
+                + "--force) and put the key again under a new version."
+        case .prefixInUse(let prefix, _, _):
+            return "join that fleet instead (keysmith fleet export-key FILE --stdin on one of its machines, then "
+                + "keysmith fleet join --endpoints … --prefix \(prefix) --key FILE here), or choose another prefix for "
+                + "a new fleet."
+        case .fleetKeyMismatch:
+            return "join the fleet with its key (keysmith fleet export-key FILE --stdin on one of its machines, then "
+                + "keysmith fleet join … --key FILE --replace-key here) before putting keys."
+        case .retireRefused:
+            return "if the fleet's machines open it, it is theirs and nothing needs retiring: join this machine to the "
+                + "fleet with its key (keysmith fleet join … --replace-key); only if no machine's fleet key opens it "
+                + "(it was changed in etcd), retire it with --force."
         case .unsupportedFormat:
             return "update Keysmith on this machine."
         case .versionExists:

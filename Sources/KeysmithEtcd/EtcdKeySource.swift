@@ -31,7 +31,11 @@ import Keysmith
 /// - **Offline.** Every value read is kept, still sealed, as a last-known-good copy in the
 ///   local keychain (``FleetKeychain``). When no endpoint answers, lookups serve it and its
 ///   location says "offline copy" and when etcd last confirmed it; past the configuration's
-///   maximum staleness the lookup fails instead.
+///   maximum staleness the lookup fails instead. A confirmation is recorded only when etcd
+///   answered: a watch frame (an event, the stream's creation, a progress notification), a
+///   read, or the watching source's periodic read of the prefix's keys and revisions that
+///   matches its memory. A watch whose connection stays open while etcd answers nothing is
+///   no confirmation: past the maximum staleness its memory is no longer served either.
 public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringConvertible,
     CustomDebugStringConvertible, CustomReflectable
 {
@@ -41,6 +45,8 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
     public var sourceDescription: String { "Fleet(etcd)" }
     /// Where the keys live.
     public let configuration: EtcdConfiguration
+    /// The fingerprint of this source's fleet key (never the key).
+    public var fleetKeyFingerprint: String { fleetKey.fingerprint }
 
     let client: EtcdClient
     let fleetKey: FleetKey
@@ -72,6 +78,14 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         var lastUnreachable = ""
         /// When this process last refreshed each offline copy (`ID/VERSION`).
         var refreshed: [String: Date] = [:]
+        /// When etcd last answered in a way that confirms the mirror (a watch frame, or a
+        /// read of the prefix's keys and revisions that matched it).
+        var lastAnswer: Date?
+        /// Confirmation reads in a row that did not match the mirror.
+        var mismatchedConfirmations = 0
+        /// Whether this source checked that the prefix's values are sealed under its fleet key
+        /// (once, before its first publish).
+        var fleetKeyChecked = false
         /// Envelopes of the mirror already parsed, by etcd key (with their revision).
         var parsed: [String: (revision: Int64, value: SealedValue.Parsed)] = [:]
     }
@@ -121,7 +135,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         guard (try? EtcdConfiguration.validate(name, what: "identifier")) != nil else { return [] }
         let namePrefix = configuration.prefix + name + "/"
         let (mirrored, skipNetwork) = condition.locked { () -> ([EtcdKeyValue]?, Bool) in
-            if state.synced {
+            if mirrorIsTrusted {
                 return (state.mirror.values.filter { EtcdKeySource.isVersionKey($0.key, of: namePrefix) }, false)
             }
             return (nil, state.unreachableUntil.map { $0 > Date() } ?? false)
@@ -166,6 +180,9 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         public let key: String
         /// The etcd revision of its creation.
         public let revision: Int64
+        /// The fingerprint of the fleet key the value names (`nil` for a value in the older
+        /// format, or one that is not a sealed fleet value).
+        public let sealedWith: String?
     }
 
     /// Every version in the fleet, by identifier then version (oldest first).
@@ -173,41 +190,144 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
     /// - Throws: ``EtcdError`` when etcd cannot be read (the offline copies are used only by
     ///   lookups).
     public func entries() throws -> [Entry] {
-        let values: [EtcdKeyValue] = try condition.locked { state.synced ? Array(state.mirror.values) : nil }
+        let values: [EtcdKeyValue] = try condition.locked { mirrorIsTrusted ? Array(state.mirror.values) : nil }
             ?? client.range(prefix: configuration.prefix).kvs
         return values.compactMap { value -> Entry? in
             guard let (identifier, version) = split(value.key) else { return nil }
-            return Entry(identifier: identifier, version: version, key: value.key, revision: value.modRevision)
+            let parsed = try? SealedValue.parse(value.value, key: value.key, identifier: identifier, version: version)
+            return Entry(
+                identifier: identifier, version: version, key: value.key, revision: value.modRevision,
+                sealedWith: parsed?.sealedWith)
         }.sorted { ($0.identifier, KeyVersion($0.version)) < ($1.identifier, KeyVersion($1.version)) }
     }
 
+    /// Which fleet keys sealed the values under the prefix.
+    public struct FleetKeyCensus: Sendable, Equatable {
+        /// Values under the prefix (`ID/VERSION` keys).
+        public let values: Int
+        /// Values that open with this source's fleet key.
+        public let openHere: Int
+        /// Values that name another fleet key: its fingerprint and how many, most first.
+        public let otherKeys: [FleetKeyCount]
+        /// Values in the older format that do not open here (changed, or another key's).
+        public let unopenedOlderFormat: Int
+
+        /// A fleet key's fingerprint and how many values name it.
+        public struct FleetKeyCount: Sendable, Equatable {
+            /// The fingerprint.
+            public let fingerprint: String
+            /// How many values.
+            public let count: Int
+        }
+
+        /// Whether the prefix's values belong to another fleet key than this source's: more
+        /// of them name another key than open here, or none opens here and some in the older
+        /// format do not.
+        public var isAnotherFleet: Bool {
+            (otherKeys.first?.count ?? 0) > openHere || (openHere == 0 && unopenedOlderFormat > 0)
+        }
+    }
+
+    /// Reads the prefix and counts which fleet keys sealed its values.
+    /// - Returns: The census.
+    /// - Throws: ``EtcdError`` when etcd cannot be read.
+    public func fleetKeyCensus() throws -> FleetKeyCensus {
+        let values: [EtcdKeyValue] = try condition.locked { mirrorIsTrusted ? Array(state.mirror.values) : nil }
+            ?? client.range(prefix: configuration.prefix).kvs
+        var count = 0
+        var openHere = 0
+        var olderFormat = 0
+        var others: [FleetKeyCensus.FleetKeyCount] = []
+        for value in values {
+            guard let (identifier, version) = split(value.key) else { continue }
+            count += 1
+            guard let parsed = try? SealedValue.parse(value.value, key: value.key, identifier: identifier, version: version)
+            else { continue }
+            if let sealedWith = parsed.sealedWith, sealedWith != fleetKey.fingerprint {
+                if let index = others.firstIndex(where: { $0.fingerprint == sealedWith }) {
+                    others[index] = .init(fingerprint: sealedWith, count: others[index].count + 1)
+                } else {
+                    others.append(.init(fingerprint: sealedWith, count: 1))
+                }
+                continue
+            }
+            if var opened = try? parsed.open(fleetKey) {
+                FleetCipher.wipe(&opened)
+                openHere += 1
+            } else if parsed.sealedWith == nil {
+                olderFormat += 1
+            }
+        }
+        others.sort { ($0.count, $1.fingerprint) > ($1.count, $0.fingerprint) }
+        return FleetKeyCensus(values: count, openHere: openHere, otherKeys: others, unopenedOlderFormat: olderFormat)
+    }
+
+    /// What ``publish(_:for:version:)`` did.
+    public enum PublishOutcome: Sendable, Equatable {
+        /// The version was created.
+        case created
+        /// The version already held exactly these bytes: nothing changed (a repeated put).
+        case unchanged
+    }
+
     /// Publishes a new version of a key: sealed under the fleet key and created with an etcd
-    /// transaction, so an existing version is never overwritten.
+    /// transaction, so an existing version is never overwritten. Publishing the same bytes
+    /// again under the same version changes nothing and succeeds.
     /// - Parameters:
     ///   - data: The key bytes.
     ///   - identifier: The identifier (no `/`).
     ///   - version: The version, such as `2024.07.01` (no `/`).
-    /// - Throws: ``EtcdError/versionExists(identifier:version:)`` when etcd already holds
-    ///   that version; ``EtcdError/invalidName(_:reason:)``; other ``EtcdError``s from etcd.
-    public func publish(_ data: Data, for identifier: String, version: String) throws {
+    /// - Returns: ``PublishOutcome/created``, or ``PublishOutcome/unchanged`` when the version
+    ///   already holds these bytes.
+    /// - Throws: ``EtcdError/fleetKeyMismatch(prefix:thisMachine:prefixKeys:)`` when the
+    ///   prefix's values are sealed under another fleet key (checked once per source);
+    ///   ``EtcdError/versionExists(identifier:version:)`` when etcd holds that version
+    ///   with other bytes; ``EtcdError/outcomeUnknown(operation:reasons:)`` when etcd may
+    ///   have received the write but did not answer; ``EtcdError/invalidName(_:reason:)``;
+    ///   other ``EtcdError``s from etcd.
+    @discardableResult
+    public func publish(_ data: Data, for identifier: String, version: String) throws -> PublishOutcome {
         try EtcdConfiguration.validate(identifier, what: "identifier")
         try EtcdConfiguration.validate(version, what: "version")
         guard !data.isEmpty else { throw EtcdError.invalidName(identifier, reason: "the key data is empty") }
+        if !condition.locked({ state.fleetKeyChecked }) {
+            let census = try fleetKeyCensus()
+            if census.isAnotherFleet {
+                throw EtcdError.fleetKeyMismatch(
+                    prefix: configuration.prefix, thisMachine: fleetKey.fingerprint,
+                    prefixKeys: census.otherKeys.map(\.fingerprint))
+            }
+            condition.locked { state.fleetKeyChecked = true }
+        }
         let sealed = try SealedValue.seal(data, identifier: identifier, version: version, fleetKey: fleetKey)
-        guard try client.create(configuration.key(identifier, version), value: sealed.encoded()) else {
+        let key = configuration.key(identifier, version)
+        switch try client.create(key, value: sealed.encoded(), operation: "publishing version \(version) of \"\(identifier)\"") {
+        case .created:
+            return .created
+        case .exists(let existing):
+            // The same bytes again (a put repeated after an unknown outcome): nothing to do.
+            if var stored = try? SealedValue.open(
+                existing.value, key: key, identifier: identifier, version: version, fleetKey: fleetKey)
+            {
+                defer { FleetCipher.wipe(&stored) }
+                if FleetCipher.constantTimeEqual(stored, data) { return .unchanged }
+            }
             throw EtcdError.versionExists(identifier: identifier, version: version)
         }
     }
 
     /// Retires one version: deletes it from etcd (a transaction on its revision, so a value
     /// written meanwhile is not deleted by mistake). Watching machines drop it and its
-    /// offline copy.
+    /// offline copy. A version this machine cannot open is retired only with `force`: it may
+    /// be good for machines with another fleet key.
     /// - Parameters:
     ///   - identifier: The identifier.
     ///   - version: The version.
+    ///   - force: Whether to retire a version that does not open with this fleet key.
     /// - Throws: ``EtcdError/versionNotFound(identifier:version:)`` when etcd does not hold
-    ///   it; other ``EtcdError``s from etcd.
-    public func retire(_ identifier: String, version: String) throws {
+    ///   it; ``EtcdError/retireRefused(identifier:version:reason:)`` when it does not open
+    ///   here and `force` is false; other ``EtcdError``s from etcd.
+    public func retire(_ identifier: String, version: String, force: Bool = false) throws {
         try EtcdConfiguration.validate(identifier, what: "identifier")
         try EtcdConfiguration.validate(version, what: "version")
         let key = configuration.key(identifier, version)
@@ -215,7 +335,18 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         guard let existing = try EtcdClient.keyValues(response["kvs"]).first(where: { $0.key == key }) else {
             throw EtcdError.versionNotFound(identifier: identifier, version: version)
         }
-        guard try client.delete(key, modRevision: existing.modRevision) else {
+        if !force {
+            do {
+                var opened = try SealedValue.open(
+                    existing.value, key: key, identifier: identifier, version: version, fleetKey: fleetKey)
+                FleetCipher.wipe(&opened)
+            } catch let error as EtcdError {
+                throw EtcdError.retireRefused(identifier: identifier, version: version, reason: EtcdKeySource.why(error))
+            }
+        }
+        guard try client.delete(
+            key, modRevision: existing.modRevision, operation: "retiring version \(version) of \"\(identifier)\"")
+        else {
             throw EtcdError.versionNotFound(identifier: identifier, version: version)
         }
         try? keychain.removeOfflineCopy(prefix: configuration.prefix, account: identifier + "/" + version)
@@ -355,7 +486,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
                 continue
             }
             let outcome = WatchOutcome()
-            let connection = EtcdWatchConnection(request: request) { [weak self] frame in
+            let connection = EtcdWatchConnection(request: request, transport: client.transport) { [weak self] frame in
                 self?.handle(frame, outcome: outcome, endpoint: index) ?? false
             }
             let proceed = condition.locked { () -> Bool in
@@ -364,7 +495,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
                 return true
             }
             guard proceed else { return }
-            let reason = connection.run(idleTimeout: 300)
+            let reason = connection.run()
             condition.locked {
                 state.synced = false
                 state.connection = nil
@@ -424,7 +555,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
                 state.unreachableUntil = nil
                 condition.broadcast()
             }
-            try? keychain.storeConfirmed(prefix: configuration.prefix, Date())
+            confirm()
             return true
         }
         let events = result["events"] as? [[String: Any]] ?? []
@@ -432,7 +563,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
             // Progress: every change up to the header's revision has been sent.
             let revision = EtcdClient.revision(result)
             condition.locked { state.revision = max(state.revision, revision) }
-            try? keychain.storeConfirmed(prefix: configuration.prefix, Date())
+            confirm()
             return true
         }
         var changes: [(Change, EtcdKeyValue)] = []
@@ -451,6 +582,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         // Retrievers first (they read the mirror, already updated), the keychain after.
         announce(changes.map(\.0))
         for (change, value) in changes { persist(change, value) }
+        confirm()
         return true
     }
 
@@ -544,14 +676,49 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         for retriever in retrievers { retriever.clearCache() }
     }
 
-    /// While in step, records every so often that etcd confirmed the offline copies.
+    /// Records that etcd answered just now and the mirror (so every offline copy) equals
+    /// what it holds: in memory for this process's lookups, in the keychain for others.
+    private func confirm() {
+        let now = Date()
+        condition.locked { state.lastAnswer = now }
+        try? keychain.storeConfirmed(prefix: configuration.prefix, now)
+    }
+
+    /// Whether lookups may be answered from the watch's memory: the watch is in step, and
+    /// etcd answered recently enough (a frozen etcd keeps the watch's connection open, but
+    /// answers nothing). Call holding `condition`.
+    private var mirrorIsTrusted: Bool {
+        guard state.synced else { return false }
+        guard let maximum = configuration.maximumStaleness else { return true }
+        guard let lastAnswer = state.lastAnswer else { return false }
+        let window = max(
+            EtcdKeySource.seconds(maximum),
+            2 * refreshInterval + EtcdKeySource.seconds(configuration.requestTimeout))
+        return Date().timeIntervalSince(lastAnswer) <= window
+    }
+
+    /// While in step, reads the prefix's keys and revisions every so often; when etcd answers
+    /// and they match the watch's memory, that is a confirmation. No answer, no confirmation:
+    /// the offline copies age, and past the maximum staleness lookups fail. Two reads in a
+    /// row that do not match mean the watch is stuck: it reconnects.
     private func startRefresher() {
         let interval = refreshInterval
         let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(250))
         timer.setEventHandler { [weak self] in
             guard let self, self.condition.locked({ self.state.synced }) else { return }
-            try? self.keychain.storeConfirmed(prefix: self.configuration.prefix, Date())
+            guard let (_, values) = try? self.client.range(prefix: self.configuration.prefix, keysOnly: true) else {
+                return
+            }
+            let (matches, stuck) = self.condition.locked { () -> (Bool, EtcdWatchConnection?) in
+                let matches =
+                    values.count == self.state.mirror.count
+                    && values.allSatisfy { self.state.mirror[$0.key]?.modRevision == $0.modRevision }
+                self.state.mismatchedConfirmations = matches ? 0 : self.state.mismatchedConfirmations + 1
+                return (matches, self.state.mismatchedConfirmations >= 2 ? self.state.connection : nil)
+            }
+            if matches { self.confirm() }
+            stuck?.cancel()
         }
         timer.resume()
         refresher = timer
@@ -652,6 +819,16 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
     /// Whether `key` is `namePrefix` + one more segment.
     static func isVersionKey(_ key: String, of namePrefix: String) -> Bool {
         key.hasPrefix(namePrefix) && key.count > namePrefix.count && !key.dropFirst(namePrefix.count).contains("/")
+    }
+
+    /// Why a value does not open, in a few words (for ``EtcdError/retireRefused(identifier:version:reason:)``).
+    static func why(_ error: EtcdError) -> String {
+        switch error {
+        case .foreignFleetKey(_, _, _, let sealedWith, _): return "it is sealed under fleet key \(sealedWith)"
+        case .unopenable: return "it fails authentication, and its older format does not name its fleet key"
+        case .tampered(_, _, _, let reason): return "it \(reason)"
+        default: return error.description
+        }
     }
 
     static func seconds(_ duration: Duration) -> TimeInterval {

@@ -1,15 +1,18 @@
 import Foundation
 
-/// TLS settings for `https://` endpoints.
+/// TLS settings for `https://` endpoints, as etcd deployments use them: the cluster's own
+/// certificate authority, and a client certificate when etcd runs with
+/// `--client-cert-auth` (etcdctl's `--cacert`, `--cert` and `--key`).
 ///
-/// `https://` endpoints are verified against the system's trust store on every platform.
-/// A private certificate authority file and a client certificate are settings of the
-/// connection that FoundationNetworking on Linux does not expose per session (libcurl is
-/// configured for the process's system store only), and they are not implemented on Apple
-/// platforms yet either: giving ``caFile``, ``clientCertificate`` or ``clientKey`` is
-/// refused with a clear error at configuration time, never silently ignored. Install the
-/// fleet's CA in the system store (`update-ca-certificates`), and use etcd's
-/// username/password authentication (``EtcdCredentials``) instead of client certificates.
+/// On Linux (libcurl) every `https://` connection is verified: the server's certificate must
+/// be signed by ``caFile`` (only that CA is trusted when it is given; otherwise the system's
+/// trusted CAs) and be issued for the endpoint's host; ``clientCertificate`` and
+/// ``clientKey`` are presented to the server. A refused certificate fails the call with
+/// ``EtcdError/tlsFailed(endpoint:reason:)`` naming the cause, never with a retry without
+/// TLS or an offline copy.
+///
+/// On Apple platforms (URLSession) `https://` is verified against the system trust store,
+/// and the files are not supported yet: giving them is refused by ``EtcdConfiguration``.
 public struct EtcdTLSOptions: Sendable, Equatable, CustomStringConvertible {
     /// A PEM file with the certificate authority that signed the etcd servers' certificates.
     public var caFile: String?
@@ -20,9 +23,9 @@ public struct EtcdTLSOptions: Sendable, Equatable, CustomStringConvertible {
 
     /// Creates TLS settings.
     /// - Parameters:
-    ///   - caFile: A CA file.
-    ///   - clientCertificate: A client certificate file.
-    ///   - clientKey: The client key file.
+    ///   - caFile: A CA file (PEM).
+    ///   - clientCertificate: A client certificate file (PEM).
+    ///   - clientKey: The client key file (PEM), given with `clientCertificate`.
     public init(caFile: String? = nil, clientCertificate: String? = nil, clientKey: String? = nil) {
         self.caFile = caFile
         self.clientCertificate = clientCertificate
@@ -31,6 +34,43 @@ public struct EtcdTLSOptions: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether anything beyond the system trust store is asked for.
     var asksForFiles: Bool { caFile != nil || clientCertificate != nil || clientKey != nil }
+
+    /// Checks what can be checked before connecting: the files exist and read, certificate
+    /// and key come together, the client certificate is a PEM certificate.
+    /// - Throws: ``EtcdError/invalidConfiguration(reason:)``.
+    func validate() throws {
+        guard asksForFiles else { return }
+        guard EtcdTransports.supportsTLSFiles else {
+            throw EtcdError.invalidConfiguration(
+                reason: "a CA file or client certificate is not supported on this platform yet (https is verified "
+                    + "against the system trust store here): install the CA in the system trust store and use etcd "
+                    + "username/password authentication")
+        }
+        if (clientCertificate == nil) != (clientKey == nil) {
+            throw EtcdError.invalidConfiguration(
+                reason: "a client certificate and its key go together: give both --cert and --cert-key")
+        }
+        for (what, path) in [("CA file", caFile), ("client certificate", clientCertificate), ("client key", clientKey)] {
+            guard let path else { continue }
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw EtcdError.invalidConfiguration(reason: "the \(what) \(path) cannot be read")
+            }
+        }
+        if let caFile {
+            do {
+                _ = try CertificateValidity.read(pemFile: caFile)
+            } catch {
+                throw EtcdError.invalidConfiguration(reason: "the CA file \(caFile) \(error)")
+            }
+        }
+        if let clientCertificate {
+            do {
+                _ = try CertificateValidity.read(pemFile: clientCertificate)
+            } catch {
+                throw EtcdError.invalidConfiguration(reason: "the client certificate \(clientCertificate) \(error)")
+            }
+        }
+    }
 
     /// The file paths given (never their contents).
     public var description: String {

@@ -49,6 +49,14 @@ enum FleetCipher {
         return data
     }
 
+    /// Whether `a` and `b` hold the same bytes, in time that depends only on their length.
+    static func constantTimeEqual(_ a: Data, _ b: Data) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for (x, y) in zip(a, b) { difference |= x ^ y }
+        return difference == 0
+    }
+
     /// SHA-256 of `data`.
     static func sha256(_ data: Data) -> Data {
         #if canImport(CryptoKit)

@@ -12,6 +12,17 @@ public struct FleetSettings: Codable, Sendable, Equatable {
     /// The etcd user, when the cluster has authentication enabled (its password is a
     /// separate keychain item).
     public var username: String?
+    /// The CA file that signed etcd's certificates (`--cacert`), if any.
+    public var caFile: String?
+    /// The client certificate presented to etcd (`--cert`), if any.
+    public var clientCertificate: String?
+    /// The client certificate's key file (`--cert-key`), if any.
+    public var clientKey: String?
+
+    /// The TLS settings these settings name.
+    public var tls: EtcdTLSOptions {
+        EtcdTLSOptions(caFile: caFile, clientCertificate: clientCertificate, clientKey: clientKey)
+    }
 
     /// Creates settings.
     /// - Parameters:
@@ -34,6 +45,6 @@ public struct FleetSettings: Codable, Sendable, Equatable {
         let credentials = username.map { EtcdCredentials(username: $0, password: password ?? "") }
         return try EtcdConfiguration(
             endpoints: endpoints, prefix: prefix, maximumStaleness: maximumStalenessSeconds.map { .seconds($0) },
-            credentials: credentials)
+            credentials: credentials, tls: tls)
     }
 }

@@ -77,14 +77,18 @@ struct FleetRetrieval: FleetRetrievalSource {
 }
 
 extension FleetCommands {
-    /// The one mapping from a fleet error to a `keysmith` error.
-    static func map(_ error: any Error) -> CommandLineError {
+    /// The one mapping from a fleet error to a `keysmith` error (exit status 44 for a version
+    /// not found, 75 for an unknown outcome, else 1).
+    /// - Parameter error: The error.
+    /// - Returns: The error to report.
+    public static func map(_ error: any Error) -> CommandLineError {
         guard let error = error as? EtcdError else {
             if let error = error as? CommandLineError { return error }
             return .failure("\(error)", recovery: "run the command again; if it keeps failing, report it.")
         }
         switch error {
         case .versionNotFound: return CommandLineError(.itemNotFound, error.description + ".", recovery: error.recovery)
+        case .outcomeUnknown: return CommandLineError(.outcomeUnknown, error.description + ".", recovery: error.recovery)
         default: return .failure(error.description + ".", recovery: error.recovery)
         }
     }
@@ -135,7 +139,8 @@ private func noOperand(_ invocation: CommandInvocation) throws(CommandLineError)
     }
 }
 
-/// `--endpoints`, `--prefix`, `--max-staleness` as settings.
+/// `--endpoints`, `--prefix`, `--max-staleness`, `--user`, `--cacert`, `--cert`, `--cert-key`
+/// as settings (TLS file paths made absolute: the settings outlive the working directory).
 private func settingsFromArguments(_ invocation: CommandInvocation) throws(CommandLineError) -> FleetSettings {
     let endpoints = try invocation.requiredValue("endpoints", spelling: "--endpoints URL[,URL...]")
         .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -149,6 +154,15 @@ private func settingsFromArguments(_ invocation: CommandInvocation) throws(Comma
     }
     var settings = FleetSettings(endpoints: endpoints, prefix: prefix, maximumStalenessSeconds: staleness)
     settings.username = invocation.arguments.value("user")
+    func absolute(_ option: String) -> String? {
+        guard let path = invocation.arguments.value(option), !path.isEmpty else { return nil }
+        if path.hasPrefix("/") { return path }
+        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(path)
+            .standardizedFileURL.path
+    }
+    settings.caFile = absolute("cacert")
+    settings.clientCertificate = absolute("cert")
+    settings.clientKey = absolute("cert-key")
     do {
         settings.prefix = try settings.configuration(password: nil).prefix
     } catch {
@@ -191,6 +205,22 @@ private func fleetInit(_ invocation: CommandInvocation) throws(CommandLineError)
     }
     defer { if var password { password.resetBytes(in: 0..<password.count) } }
     let key = FleetKey.generate()
+    // A prefix that already holds values belongs to a fleet: a new key could not open them.
+    do {
+        let configuration = try settings.configuration(password: password.map { String(decoding: $0, as: UTF8.self) })
+        let census = try EtcdKeySource(configuration: configuration, fleetKey: key, keychain: keychain).fleetKeyCensus()
+        if census.values > 0 {
+            throw EtcdError.prefixInUse(
+                prefix: settings.prefix, values: census.values, fleetKeys: census.otherKeys.map(\.fingerprint))
+        }
+    } catch EtcdError.unreachable(let reasons) {
+        throw CommandLineError.failure(
+            "etcd did not answer (\(reasons.joined(separator: "; "))), so fleet init could not check that prefix "
+                + "\(settings.prefix) is free; nothing was changed.",
+            recovery: "run it again when etcd answers (etcdctl --endpoints URL endpoint health).")
+    } catch {
+        throw FleetCommands.map(error)
+    }
     do {
         try keychain.storeFleetKey(key, replacing: replacing)
         try keychain.storeSettings(settings)
@@ -259,12 +289,17 @@ private func fleetJoin(_ invocation: CommandInvocation) throws(CommandLineError)
     }
     let keychain = FleetKeychain(accessGroup: invocation.settings.queryAccessGroup)
     let replacing = try checkExistingKey(keychain, invocation, incoming: key)
-    let keys: Int?
+    var keys: Int?
+    var unanswered: EtcdError?
     do {
         try keychain.storeFleetKey(key, replacing: replacing)
         try keychain.storeSettings(settings)
-        keys = try? EtcdKeySource(configuration: try settings.configuration(), fleetKey: key, keychain: keychain)
-            .identifiers().count
+        do {
+            keys = try EtcdKeySource(configuration: try settings.configuration(), fleetKey: key, keychain: keychain)
+                .identifiers().count
+        } catch let error as EtcdError {
+            unanswered = error
+        }
     } catch {
         throw FleetCommands.map(error)
     }
@@ -280,8 +315,11 @@ private func fleetJoin(_ invocation: CommandInvocation) throws(CommandLineError)
         + "prefix \(settings.prefix).")
     if let keys {
         output.info("etcd holds \(keys) \(keys == 1 ? "key" : "keys") under the prefix; see them with keysmith fleet list.")
-    } else {
+    } else if let unanswered, case .unreachable = unanswered {
         output.warning("etcd did not answer now; the settings are stored, and lookups will reach it when it does.")
+    } else if let unanswered {
+        output.warning("the settings are stored, but etcd cannot be used with them: \(unanswered.description). To fix: "
+            + unanswered.recovery)
     }
 }
 
@@ -295,8 +333,9 @@ private func fleetPut(_ invocation: CommandInvocation) throws(CommandLineError) 
     let source = try FleetSetup(invocation).source()
     var key = try newKey.read(for: identifier, version: version, invocation: invocation)
     defer { key.resetBytes(in: 0..<key.count) }
+    let outcome: EtcdKeySource.PublishOutcome
     do {
-        try source.publish(key, for: identifier, version: version)
+        outcome = try source.publish(key, for: identifier, version: version)
     } catch {
         throw FleetCommands.map(error)
     }
@@ -305,7 +344,11 @@ private func fleetPut(_ invocation: CommandInvocation) throws(CommandLineError) 
         output.printJSON([
             "identifier": identifier, "version": version, "bytes": key.count,
             "origin": newKey.isGenerated ? "generated" : "stdin", "key": source.configuration.prefix + identifier + "/" + version,
+            "unchanged": outcome == .unchanged,
         ])
+    } else if outcome == .unchanged {
+        output.info(
+            "Version \(version) of \"\(identifier)\" already holds these \(key.count) bytes in etcd; nothing changed.")
     } else {
         output.info(
             "Published version \(version) of \"\(identifier)\" to etcd (\(source.configuration.prefix)\(identifier)/"
@@ -335,11 +378,18 @@ private func fleetList(_ invocation: CommandInvocation) throws(CommandLineError)
         output.printJSON([
             "prefix": source.configuration.prefix,
             "endpoints": source.configuration.endpoints.map(\.absoluteString),
+            "fleetKey": source.fleetKeyFingerprint,
             "keys": grouped.map { ["identifier": $0.0, "versions": $0.1, "newest": $0.1.last ?? ""] },
         ])
         return
     }
-    output.info("Fleet keys in \(source.configuration)")
+    output.info("Fleet keys in \(source.configuration) (this machine's fleet key: \(source.fleetKeyFingerprint))")
+    let foreign = entries.filter { $0.sealedWith.map { $0 != source.fleetKeyFingerprint } ?? false }
+    if !foreign.isEmpty {
+        output.warning(
+            "\(foreign.count) of \(entries.count) versions are sealed under another fleet key ("
+                + Array(Set(foreign.compactMap(\.sealedWith))).sorted().joined(separator: ", ") + ")")
+    }
     var table = ColumnTable(headers: ["KEY", "NEWEST", "VERSIONS"])
     for (identifier, versions) in grouped {
         table.add([identifier, versions.last ?? "", versions.joined(separator: ", ")])
@@ -358,7 +408,7 @@ private func fleetRetire(_ invocation: CommandInvocation) throws(CommandLineErro
     }
     let source = try FleetSetup(invocation).source()
     do {
-        try source.retire(identifier, version: version)
+        try source.retire(identifier, version: version, force: invocation.arguments.contains("force"))
     } catch {
         throw FleetCommands.map(error)
     }

@@ -103,7 +103,7 @@ struct FleetCipherTests {
         #expect(throws: EtcdError.self) { try EtcdConfiguration(endpoints: ["ftp://host:2379"], prefix: "/p/") }
         #expect(throws: EtcdError.self) { try EtcdConfiguration(endpoints: ["http://127.0.0.1:2379"], prefix: " ") }
         #expect(try EtcdConfiguration(endpoints: ["http://127.0.0.1:2379"], prefix: "/p").prefix == "/p/")
-        // TLS files are refused, never silently ignored.
+        // TLS files that cannot be read are refused, never silently ignored.
         #expect(throws: EtcdError.self) {
             try EtcdConfiguration(
                 endpoints: [URL(string: "https://127.0.0.1:2379")!], prefix: "/p/", tls: EtcdTLSOptions(caFile: "/ca.pem"))

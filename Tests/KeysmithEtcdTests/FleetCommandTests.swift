@@ -188,9 +188,13 @@ struct FleetCommandTests {
         #expect(run.stderr.contains("refused fleet key \"api_key\" version 2"))
         #expect(!run.stdout.contains("first-key"))
 
+        // The swapped value does not open here: retiring it takes --force.
         run = keysmith(["fleet", "retire", "api_key", "--version", "2"], home: first.home)
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("this machine cannot open it"), "\(run.stderr)")
+        run = keysmith(["fleet", "retire", "api_key", "--version", "2", "--force"], home: first.home)
         #expect(run.status == 0, "\(run.stderr)")
-        run = keysmith(["fleet", "retire", "api_key", "--version", "2"], home: first.home)
+        run = keysmith(["fleet", "retire", "api_key", "--version", "2", "--force"], home: first.home)
         #expect(run.status == 44)
         run = keysmith(["fleet", "list"], home: first.home, input: nil)
         #expect(!run.stdout.contains("api_key     2"))

@@ -79,8 +79,8 @@ struct FleetEtcdTests {
         #expect {
             try stranger.lookup("api_key")
         } throws: { error in
-            guard case EtcdError.tampered(_, _, _, let reason) = error else { return false }
-            return reason.contains("another fleet key")
+            guard case EtcdError.foreignFleetKey(_, _, _, let sealedWith, _) = error else { return false }
+            return sealedWith == key.fingerprint
         }
     }
 
@@ -295,7 +295,9 @@ struct FleetEtcdTests {
         do { _ = try machine.run { try fleet.lookup("api_key") } } catch let error as EtcdError { refusal = error }
         let recovery = try #require(refusal).recovery
         #expect(recovery.contains("keysmith fleet retire api_key --version 1"), "\(recovery)")
-        try fleet.retire("api_key", version: "1")
+        // It does not open here, so retiring it takes --force.
+        #expect(throws: EtcdError.self) { try fleet.retire("api_key", version: "1") }
+        try fleet.retire("api_key", version: "1", force: true)
         #expect(try machine.run { try fleet.lookup("api_key") }.map(\.version) == ["3"])
     }
 

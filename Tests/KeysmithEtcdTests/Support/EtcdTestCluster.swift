@@ -27,12 +27,20 @@ final class EtcdTestCluster: @unchecked Sendable {
     private(set) var members: [Member]
     private let lock = NSLock()
     private let initialCluster: String
+    /// With certificates, clients speak TLS and must present a client certificate.
+    let certificates: EtcdTestCertificates?
 
     /// The members' client URLs.
-    var endpoints: [String] { members.map { "http://127.0.0.1:\($0.clientPort)" } }
+    var endpoints: [String] { members.map { "\(scheme)://127.0.0.1:\($0.clientPort)" } }
+
+    /// `https` with certificates, else `http`.
+    var scheme: String { certificates == nil ? "http" : "https" }
 
     /// Starts `size` members and waits until each answers `/health`.
-    init(members size: Int) throws {
+    /// - Parameter certificates: When given, etcd serves clients over TLS with
+    ///   `--cert-file/--key-file/--trusted-ca-file/--client-cert-auth`.
+    init(members size: Int, certificates: EtcdTestCertificates? = nil) throws {
+        self.certificates = certificates
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/etcd") || EtcdTestCluster.which("etcd") != nil
         else {
             throw ClusterError("etcd is not installed: run make deps (it installs etcd-server and etcd-client)")
@@ -59,6 +67,8 @@ final class EtcdTestCluster: @unchecked Sendable {
     /// Stops every member (the runner script stops etcd on SIGTERM) and removes the
     /// directory once they have exited, without making the caller wait.
     func shutdown() {
+        // A frozen member would not stop until the runner's SIGKILL.
+        for index in members.indices { thaw(index) }
         let runners = lock.held { () -> [Process] in
             let running = members.compactMap(\.runner)
             for index in members.indices { members[index].runner = nil }
@@ -83,6 +93,25 @@ final class EtcdTestCluster: @unchecked Sendable {
         guard let runner else { return }
         if runner.isRunning { runner.terminate() }
         runner.waitUntilExit()
+    }
+
+    /// Freezes one member's etcd (SIGSTOP): its sockets stay open, it answers nothing.
+    func freeze(_ index: Int) {
+        signal(index, SIGSTOP)
+    }
+
+    /// Lets a frozen member run again (SIGCONT).
+    func thaw(_ index: Int) {
+        signal(index, SIGCONT)
+    }
+
+    private func signal(_ index: Int, _ number: Int32) {
+        let pid = lock.held { members[index].etcdPID }
+        #if canImport(Glibc)
+            if pid > 0 { _ = Glibc.kill(pid, number) }
+        #else
+            if pid > 0 { _ = Darwin.kill(pid, number) }
+        #endif
     }
 
     /// Kills one member's etcd with SIGKILL (a crash).
@@ -121,8 +150,9 @@ final class EtcdTestCluster: @unchecked Sendable {
     func etcdctl(_ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: EtcdTestCluster.which("etcdctl") ?? "/usr/bin/etcdctl")
-        let live = members.filter { $0.runner != nil }.map { "http://127.0.0.1:\($0.clientPort)" }
-        process.arguments = ["--endpoints", live.joined(separator: ","), "--command-timeout", "5s"] + arguments
+        let live = members.filter { $0.runner != nil }.map { "\(scheme)://127.0.0.1:\($0.clientPort)" }
+        process.arguments = ["--endpoints", live.joined(separator: ","), "--command-timeout", "5s"] + tlsArguments(
+            key: "--key") + arguments
         var environment = ProcessInfo.processInfo.environment
         environment["ETCDCTL_API"] = "3"
         process.environment = environment
@@ -144,9 +174,9 @@ final class EtcdTestCluster: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: EtcdTestCluster.which("curl") ?? "/usr/bin/curl")
         process.arguments = [
-            "-sf", "-m", "3", "-X", "POST", "http://127.0.0.1:\(port)\(path)", "-d",
+            "-sf", "-m", "3", "-X", "POST", "\(scheme)://127.0.0.1:\(port)\(path)", "-d",
             String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self),
-        ]
+        ] + tlsArguments(key: "--key")
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -156,6 +186,13 @@ final class EtcdTestCluster: @unchecked Sendable {
             throw ClusterError("no JSON from \(path)")
         }
         return object
+    }
+
+    /// `--cacert`, `--cert` and `KEY` (etcdctl's and curl's spelling is `--key`) with the
+    /// test's good client certificate, when the cluster speaks TLS.
+    private func tlsArguments(key: String) -> [String] {
+        guard let certificates else { return [] }
+        return ["--cacert", certificates.caFile, "--cert", certificates.clientCertificate, key, certificates.clientKey]
     }
 
     // MARK: Processes
@@ -173,6 +210,11 @@ final class EtcdTestCluster: @unchecked Sendable {
             EtcdTestCluster.script, member.name, member.directory.path, String(member.clientPort),
             String(member.peerPort), initialCluster, state,
         ]
+        if let certificates {
+            var environment = ProcessInfo.processInfo.environment
+            environment["ETCD_TLS_DIR"] = certificates.directory.path
+            process.environment = environment
+        }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice

@@ -25,12 +25,12 @@ final class FleetMachine: @unchecked Sendable {
     func source(
         _ endpoints: [String], prefix: String = "/keysmith/test/", key: FleetKey,
         maximumStaleness: Duration? = .seconds(3600), reconnect: Duration = .milliseconds(100),
-        credentials: EtcdCredentials? = nil
+        credentials: EtcdCredentials? = nil, tls: EtcdTLSOptions = EtcdTLSOptions()
     ) throws -> EtcdKeySource {
         let configuration = try EtcdConfiguration(
             endpoints: endpoints.map { URL(string: $0)! }, prefix: prefix, requestTimeout: .seconds(2),
             initialReconnectDelay: reconnect, maximumReconnectDelay: .seconds(2), maximumStaleness: maximumStaleness,
-            credentials: credentials)
+            credentials: credentials, tls: tls)
         return EtcdKeySource(configuration: configuration, fleetKey: key, keychain: keychain)
     }
 
@@ -102,13 +102,18 @@ func blocking<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
 
 extension EtcdTestCluster {
     /// Starts a cluster off the test's thread.
-    static func start(members: Int) async throws -> EtcdTestCluster {
-        try await blocking { try EtcdTestCluster(members: members) }
+    static func start(members: Int, certificates: EtcdTestCertificates? = nil) async throws -> EtcdTestCluster {
+        try await blocking { try EtcdTestCluster(members: members, certificates: certificates) }
     }
 
     /// ``stop(_:)`` off the test's thread.
     func stopping(_ index: Int) async {
         await blocking { self.stop(index) }
+    }
+
+    /// ``freeze(_:)`` off the test's thread.
+    func freezing(_ index: Int) async {
+        await blocking { self.freeze(index) }
     }
 
     /// ``kill(_:)`` off the test's thread.
@@ -140,4 +145,16 @@ extension ChangeLog {
 /// Waits (off the test's thread) until the watch is in step.
 func inStep(_ source: EtcdKeySource) async -> Bool {
     await blocking { source.waitUntilInStep(timeout: .seconds(60)) }
+}
+
+extension EtcdTestCertificates {
+    /// Makes the certificates off the test's thread.
+    static func make() async throws -> EtcdTestCertificates {
+        try await blocking { try EtcdTestCertificates() }
+    }
+
+    /// The CA file, client certificate and key etcd accepts.
+    var goodOptions: EtcdTLSOptions {
+        EtcdTLSOptions(caFile: caFile, clientCertificate: clientCertificate, clientKey: clientKey)
+    }
 }

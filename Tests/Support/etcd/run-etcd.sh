@@ -3,6 +3,8 @@
 #
 # usage: run-etcd.sh NAME DIR CLIENT_PORT PEER_PORT INITIAL_CLUSTER [new|existing]
 #
+# With ETCD_TLS_DIR set, clients speak TLS (https://) and must present a certificate: the
+# directory holds ca.crt, server.crt, server.key, client.crt and client.key.
 # Data and logs go to DIR (removed when the member stops for good: a file DIR/remove-when-stopped
 # says so, or the owner has exited). Prints "ready PID" (etcd's process id) once the member answers
 # /health, or "failed" with the end of its log on standard error. etcd is stopped when this
@@ -12,8 +14,15 @@ set -u
 name=$1 dir=$2 client=$3 peer=$4 cluster=$5 state=${6:-new}
 owner=$PPID
 mkdir -p "$dir"
-etcd --name "$name" --data-dir "$dir/data" \
-    --listen-client-urls "http://127.0.0.1:$client" --advertise-client-urls "http://127.0.0.1:$client" \
+scheme=http
+set --
+if [ -n "${ETCD_TLS_DIR:-}" ]; then
+    scheme=https
+    set -- --cert-file "$ETCD_TLS_DIR/server.crt" --key-file "$ETCD_TLS_DIR/server.key" \
+        --trusted-ca-file "$ETCD_TLS_DIR/ca.crt" --client-cert-auth
+fi
+etcd --name "$name" --data-dir "$dir/data" "$@" \
+    --listen-client-urls "$scheme://127.0.0.1:$client" --advertise-client-urls "$scheme://127.0.0.1:$client" \
     --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
     --initial-cluster "$cluster" --initial-cluster-state "$state" --initial-cluster-token keysmith-test \
     --heartbeat-interval 50 --election-timeout 500 >>"$dir/etcd.log" 2>&1 &
@@ -38,7 +47,15 @@ stop() {
 }
 trap stop TERM INT HUP
 tries=0
-until curl -sf -m 1 "http://127.0.0.1:$client/health" >/dev/null 2>&1; do
+health() {
+    if [ "$scheme" = https ]; then
+        curl -sf -m 1 --cacert "$ETCD_TLS_DIR/ca.crt" --cert "$ETCD_TLS_DIR/client.crt" \
+            --key "$ETCD_TLS_DIR/client.key" "https://127.0.0.1:$client/health" >/dev/null 2>&1
+    else
+        curl -sf -m 1 "http://127.0.0.1:$client/health" >/dev/null 2>&1
+    fi
+}
+until health; do
     if ! kill -0 "$pid" 2>/dev/null; then
         echo "failed"
         tail -n 5 "$dir/etcd.log" >&2

@@ -1,0 +1,42 @@
+#ifndef KEYSMITH_CCURL_SHIM_H
+#define KEYSMITH_CCURL_SHIM_H
+#include <curl/curl.h>
+
+/* curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call: one typed
+   wrapper per kind of argument. */
+
+static inline CURLcode keysmith_curl_set_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode keysmith_curl_set_string(CURL *handle, CURLoption option, const char *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode keysmith_curl_set_pointer(CURL *handle, CURLoption option, void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode keysmith_curl_set_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+typedef size_t (*keysmith_curl_write_callback)(char *data, size_t size, size_t count, void *context);
+
+static inline CURLcode keysmith_curl_set_write_function(CURL *handle, keysmith_curl_write_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback);
+}
+
+static inline CURLcode keysmith_curl_set_header_function(CURL *handle, keysmith_curl_write_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback);
+}
+
+static inline CURLcode keysmith_curl_get_long(CURL *handle, CURLINFO info, long *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+static inline CURLcode keysmith_curl_get_offset(CURL *handle, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+#endif
