@@ -45,10 +45,12 @@ struct ProtectedDataLockStateTests {
         }
     }
 
-    /// A retry that waits a long time (40 s) is woken by an unlock in this process, long
+    /// A retry that waits a long time (300 s) is woken by an unlock in this process, long
     /// before its wait would end: the unlock posts the availability notification. (What is
     /// checked is when the second attempt came; the keychain's lock state is shared by every
-    /// process of the user, so the attempt's outcome is checked only when it returned.)
+    /// process of the user, so the attempt's outcome is checked only when it returned.) The
+    /// wait is long so that a busy machine, where the woken task may wait tens of seconds for
+    /// a thread of the test run's shared pool, cannot pass for a wait that ran out.
     @Test func retryingWakesUpWhenThisProcessUnlocks() async throws {
         try await withTemporaryKeychain {
             try KeychainEnvironment.setPassphrase("pw", old: nil)
@@ -61,8 +63,8 @@ struct ProtectedDataLockStateTests {
             try #require(!ProtectedDataAvailability.isProtectedDataAvailable, "locked")
 
             let attempts = AttemptCounter()
-            let longWait = Duration.seconds(40)
-            let policy = ProtectedDataAvailability.RetryPolicy(timeout: .seconds(120), initialDelay: longWait, maximumDelay: longWait)
+            let longWait = Duration.seconds(300)
+            let policy = ProtectedDataAvailability.RetryPolicy(timeout: .seconds(600), initialDelay: longWait, maximumDelay: longWait)
             let clock = ContinuousClock()
             let start = clock.now
             // A task of its own (it inherits the temporary keychain), canceled once seen.
