@@ -150,6 +150,8 @@ bench-credential-helpers:
 stress: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	KEYSMITH_STRESS=1 $(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS) --filter "CrashSafety|Contention|Fuzz|FullDisk|Durability"
+	@# 1,000 keychains created, unlocked and deleted by a user who is not root (make test runs enough to pass the key quota).
+	KEYSMITH_STRESS_KEYCHAINS=1000 $(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS) --filter "UnlockStateQuotaTests/deletedKeychainsNeverStopTheNextUnlock"
 
 clean:
 	rm -rf .build

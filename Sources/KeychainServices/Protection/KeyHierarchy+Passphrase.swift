@@ -129,12 +129,15 @@ extension KeyHierarchy {
             // place as far as the keychain was unlocked before.
             LockStateStore.remove(.a, keychainID: keychainID)
             LockStateStore.remove(.c, keychainID: keychainID)
+            // The change is committed: a keyring that refuses the new secrets (a full quota
+            // that no other keychain's secrets free) leaves the keychain locked, which
+            // ``lockState`` reports, rather than failing a change that happened.
             if let newSecrets {
                 if current == nil || stateBefore != .beforeFirstUnlock {
-                    try LockStateStore.store(.c, secret: newSecrets.c, keychainID: keychainID, timeout: nil)
+                    try? LockStateStore.store(.c, secret: newSecrets.c, keychainID: keychainID, timeout: nil)
                 }
                 if current == nil || stateBefore == .unlocked {
-                    try LockStateStore.store(.a, secret: newSecrets.a, keychainID: keychainID, timeout: timeout)
+                    try? LockStateStore.store(.a, secret: newSecrets.a, keychainID: keychainID, timeout: timeout)
                 }
             }
         }

@@ -28,8 +28,13 @@ import Glibc
 ///
 /// Lock state: the unlock secrets sA and sC are kept in ``LockStateStore`` (the user's
 /// kernel keyring), shared by the user's processes. Unlocked = sA present; locked = only
-/// sC present (after the first unlock); before first unlock = neither. Changing the
-/// passphrase re-wraps the A and C keys; items are never re-encrypted for it.
+/// sC present (after the first unlock); before first unlock = neither. Setting, changing
+/// or removing the passphrase replaces the A and C keys and the passcode key pair and
+/// seals their items again (``setPassphrase(_:old:timeout:transaction:)``).
+///
+/// The protection records are covered by the rollback anchor; in a keychain with a
+/// passphrase, an A or C key record or passcode key record that is not bound to it is
+/// damage.
 ///
 /// The `pdmn` column of a ThisDeviceOnly row carries the machine's tag (`aku@1a2b…`), so a
 /// copy of the keychain opened on another machine skips those rows as absent instead of

@@ -127,25 +127,124 @@ enum LockStateStore {
             let copy = secret.withUnsafeBytes { SecretKey(copying: $0) }
             memory.withLock { $0[name] = (copy, expiry) }
         case .kernelKeyring:
-            let serial = secret.withUnsafeBytes { bytes in
-                add_key("user", name, bytes.baseAddress, bytes.count, KEY_SPEC_USER_KEYRING)
+            func add() -> key_serial_t {
+                secret.withUnsafeBytes { bytes in add_key("user", name, bytes.baseAddress, bytes.count, KEY_SPEC_USER_KEYRING) }
+            }
+            var serial = add()
+            if serial < 0 && errno == EDQUOT {
+                // The user's key quota is full (200 keys for a user who is not root): the
+                // unlock secrets of other keychains make room, those of keychains that are
+                // only "after first unlock" (locked) first, then the others. They are locked
+                // as after a restart; keychains whose folders were deleted leave nothing.
+                serial = retryingWhileFreed(add, evictingOtherKeychains: keychainID)
             }
             guard serial >= 0 else {
                 let cause = String(cString: strerror(errno))
                 throw KeychainFailure(
                     errSecNotAvailable, "The kernel keyring refused the keychain's unlock state: \(cause).",
                     recovery: errno == EDQUOT
-                        ? "The user's key quota is full (see /proc/key-users); lock other keychains or raise /proc/sys/kernel/keys/maxkeys."
+                        ? "The user's key quota is full with keys of other programs (see /proc/key-users and keyctl show @u); remove some (keyctl unlink) or raise /proc/sys/kernel/keys/maxkeys and maxbytes."
                         : "Set KEYSMITH_LOCK_STATE=process to keep the lock state in this process only.")
             }
             // Every process of this user may use it, also those without this session
-            // keyring (the default mask lets only possessors read).
-            let permissions = key_perm_t(KEY_POS_ALL)
-                | key_perm_t(KEY_USR_VIEW | KEY_USR_READ | KEY_USR_WRITE | KEY_USR_SEARCH | KEY_USR_SETATTR)
-            _ = keyctl_setperm(serial, permissions)
+            // keyring (the default mask lets only possessors read); possessing it gives
+            // nothing more (a process of another user that possesses it through a shared
+            // session keyring can neither read nor write it).
+            _ = keyctl_setperm(serial, ownerOnlyPermissions)
             // Writing a key resets its expiry, so the timeout is set after every write.
             _ = keyctl_set_timeout(serial, UInt32(timeout ?? 0))
         }
+    }
+
+    /// Whether this process runs in a user namespace other than the machine's first one
+    /// (`unshare --user`, a rootless container): the kernel keeps a user keyring per user
+    /// namespace, so the lock state kept there is that namespace's alone. Read from
+    /// `/proc/self/uid_map`, which maps every uid onto itself only in the first namespace.
+    static let isInNestedUserNamespace: Bool = {
+        guard let map = try? String(contentsOfFile: "/proc/self/uid_map", encoding: .utf8) else { return false }
+        let fields = map.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" })
+        return !(fields.count == 3 && fields[0] == "0" && fields[1] == "0" && fields[2] == "4294967295")
+    }()
+
+    /// The permissions of an unlock secret: the owning user may view, read, write, search
+    /// and set attributes (what Keysmith does); a possessor only view it; nobody else anything.
+    static let ownerOnlyPermissions = key_perm_t(KEY_POS_VIEW)
+        | key_perm_t(KEY_USR_VIEW | KEY_USR_READ | KEY_USR_WRITE | KEY_USR_SEARCH | KEY_USR_SETATTR)
+
+    /// Calls `add` again after making room (``evictOtherKeychains(keeping:onlyLocked:)``):
+    /// first the secrets of locked keychains, then all others. A removed key frees its
+    /// quota when the kernel's key collector has run, shortly after: tried a few times.
+    private static func retryingWhileFreed(_ add: () -> key_serial_t, evictingOtherKeychains keychainID: Data) -> key_serial_t {
+        var serial: key_serial_t = -1
+        for onlyLocked in [true, false] {
+            guard evictOtherKeychains(keeping: keychainID, onlyLocked: onlyLocked) > 0 else { continue }
+            for attempt in 0..<50 {
+                serial = add()
+                if serial >= 0 || errno != EDQUOT { return serial }
+                usleep(UInt32(2_000 * min(attempt + 1, 10)))
+            }
+        }
+        errno = EDQUOT
+        return serial
+    }
+
+    /// The `keysmith:<id>:<slot>` keys in the user keyring, by keychain id (hexadecimal).
+    static func keysInUserKeyring() -> [String: [(slot: String, serial: key_serial_t)]] {
+        var buffer = [key_serial_t](repeating: 0, count: 512)
+        let length = buffer.withUnsafeMutableBytes { keyctl_read(KEY_SPEC_USER_KEYRING, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
+        guard length > 0 else { return [:] }
+        if length > buffer.count * MemoryLayout<key_serial_t>.size {
+            buffer = [key_serial_t](repeating: 0, count: length / MemoryLayout<key_serial_t>.size + 64)
+            _ = buffer.withUnsafeMutableBytes { keyctl_read(KEY_SPEC_USER_KEYRING, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
+        }
+        let count = min(length / MemoryLayout<key_serial_t>.size, buffer.count)
+        var keys: [String: [(slot: String, serial: key_serial_t)]] = [:]
+        var description = [CChar](repeating: 0, count: 512)
+        for serial in buffer.prefix(count) {
+            let written = keyctl_describe(serial, &description, description.count)
+            guard written > 0, written <= description.count else { continue }
+            // "type;uid;gid;perm;description"
+            let text = String(decoding: description.prefix(Int(written)).prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let fields = text.split(separator: ";", maxSplits: 4, omittingEmptySubsequences: false)
+            guard fields.count == 5, fields[0] == "user", fields[1] == "\(getuid())" else { continue }
+            let parts = fields[4].split(separator: ":")
+            guard parts.count == 3, parts[0] == "keysmith", parts[2] == "a" || parts[2] == "c" else { continue }
+            keys[String(parts[1]), default: []].append((String(parts[2]), serial))
+        }
+        return keys
+    }
+
+    /// Removes the unlock secrets of keychains other than `keychainID` from the user keyring
+    /// (with `onlyLocked`, only those of keychains whose class A secret is gone already).
+    /// - Returns: how many keys were removed.
+    @discardableResult
+    static func evictOtherKeychains(keeping keychainID: Data, onlyLocked: Bool) -> Int {
+        let ours = hexadecimal(keychainID)
+        var removed = 0
+        for (id, keys) in keysInUserKeyring() where id != ours {
+            if onlyLocked && keys.contains(where: { $0.slot == "a" }) { continue }
+            for key in keys where keyctl_invalidate(key.serial) == 0 || keyctl_unlink(key.serial, KEY_SPEC_USER_KEYRING) == 0 {
+                removed += 1
+            }
+        }
+        return removed
+    }
+
+    private static func hexadecimal(_ bytes: Data) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Removes both secrets of the keychain `keychainID` (a deleted keychain leaves nothing
+    /// in the kernel keyring).
+    static func removeAll(keychainID: Data) {
+        remove(.a, keychainID: keychainID)
+        remove(.c, keychainID: keychainID)
     }
 
     /// Removes the secret in `slot` (locks that class in every process of the user).
