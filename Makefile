@@ -6,9 +6,10 @@ SWIFT_FLAGS ?=
 # libpam0g-dev, libsystemd-dev: the login-password (PAM) and fingerprint (fprintd over sd-bus)
 # authenticators. Tests only: db5.3-util (the PAM tests' pam_userdb database), and fprintd,
 # dbus-daemon and python3-dbusmock (the fingerprint tests run fprintd with libfprint's virtual
-# reader on a private bus, with a polkit stand-in; never the machine's system bus).
+# reader on a private bus, with a polkit stand-in; never the machine's system bus); keyutils
+# (keyctl: a test shares a session keyring between two uids).
 APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config gcc etcd-server etcd-client \
-	libpam0g-dev libsystemd-dev db5.3-util fprintd dbus-daemon python3-dbusmock
+	libpam0g-dev libsystemd-dev db5.3-util fprintd dbus-daemon python3-dbusmock keyutils
 BREW_PACKAGES := sqlite libsodium pkg-config etcd
 # bench only: libsecret (headers for .build/secret-bench, secret-tool) and gnome-keyring with
 # dbus-run-session, to compare with; `make test` does not need them.

@@ -271,6 +271,8 @@ import Testing
             try KeychainEnvironment.setPassphrase("gone", old: nil)
             #expect(secAdd(genp("s", "before").with(kSecValueData, Data("b".utf8))) == errSecSuccess)
             let old = try ProtectionStore(path: database(victim)).load()
+            let copy = try copyDirectory(victim)
+            defer { try? FileManager.default.removeItem(at: copy) }
             try KeychainEnvironment.setPassphrase(nil, old: "gone")
             let now = try ProtectionStore(path: database(victim)).load()
             #expect(now.passphrase == nil)
@@ -280,6 +282,22 @@ import Testing
             #expect(read(genp("s", "before")).data == Data("b".utf8))
             #expect(secAdd(genp("s", "after").with(kSecValueData, secret)) == errSecSuccess)
             #expect(read(genp("s", "after")).data == secret)
+            // Today's rows with the copy's records (the passphrase's wraps): with the old
+            // passphrase, the item written after the removal does not open.
+            KeychainEngine.close(directory: victim)
+            let today = try copyDirectory(victim)
+            defer { try? FileManager.default.removeItem(at: today) }
+            sql(database(today), """
+                ATTACH '\(database(copy))' AS old;
+                DELETE FROM protection;
+                INSERT INTO protection SELECT * FROM old.protection;
+                """)
+            acceptAsItIs(today)
+            try KeychainEnvironment.withEnvironment(KeychainEnvironment(directory: today, accessGroups: keychain.accessGroups)) {
+                try KeychainEnvironment.unlock(passphrase: "gone")
+                #expect(read(genp("s", "after")).data == nil)
+            }
+            KeychainEngine.close(directory: today)
         }
     }
 

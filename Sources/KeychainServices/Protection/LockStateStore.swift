@@ -127,8 +127,13 @@ enum LockStateStore {
             let copy = secret.withUnsafeBytes { SecretKey(copying: $0) }
             memory.withLock { $0[name] = (copy, expiry) }
         case .kernelKeyring:
+            // Made in this process's own keyring, which it possesses, so that it may set the
+            // key's permissions and timeout (a process that does not possess the user
+            // keyring, one started without a session keyring linking it, may not change a
+            // key found there); then linked into the user keyring, where it takes the place
+            // of the secret of the same name, and unlinked from the process keyring.
             func add() -> key_serial_t {
-                secret.withUnsafeBytes { bytes in add_key("user", name, bytes.baseAddress, bytes.count, KEY_SPEC_USER_KEYRING) }
+                secret.withUnsafeBytes { bytes in add_key("user", name, bytes.baseAddress, bytes.count, KEY_SPEC_PROCESS_KEYRING) }
             }
             var serial = add()
             if serial < 0 && errno == EDQUOT {
@@ -146,13 +151,29 @@ enum LockStateStore {
                         ? "The user's key quota is full with keys of other programs (see /proc/key-users and keyctl show @u); remove some (keyctl unlink) or raise /proc/sys/kernel/keys/maxkeys and maxbytes."
                         : "Set KEYSMITH_LOCK_STATE=process to keep the lock state in this process only.")
             }
+            defer { _ = keyctl_unlink(serial, KEY_SPEC_PROCESS_KEYRING) }
             // Every process of this user may use it, also those without this session
             // keyring (the default mask lets only possessors read); possessing it gives
             // nothing more (a process of another user that possesses it through a shared
-            // session keyring can neither read nor write it).
+            // session keyring can neither read nor write it). Set before it is linked into
+            // the user keyring, so it is never there with the default mask.
             _ = keyctl_setperm(serial, ownerOnlyPermissions)
             // Writing a key resets its expiry, so the timeout is set after every write.
             _ = keyctl_set_timeout(serial, UInt32(timeout ?? 0))
+            // The secret it replaces is invalidated once the new one is in place: a key only
+            // displaced from the user keyring stays readable by its serial for a while,
+            // and readers keep serials (``Name/serial``).
+            let replaced = keyctl_search(KEY_SPEC_USER_KEYRING, "user", name, 0)
+            defer { if replaced > 0 && replaced != serial { _ = keyctl_invalidate(key_serial_t(replaced)) } }
+            var linked = keyctl_link(serial, KEY_SPEC_USER_KEYRING)
+            if linked != 0 && errno == EDQUOT {
+                linked = retryingWhileFreed({ key_serial_t(keyctl_link(serial, KEY_SPEC_USER_KEYRING)) }, evictingOtherKeychains: keychainID) >= 0 ? 0 : -1
+            }
+            guard linked == 0 else {
+                throw KeychainFailure(
+                    errSecNotAvailable, "The kernel keyring refused the keychain's unlock state: \(String(cString: strerror(errno))).",
+                    recovery: "Set KEYSMITH_LOCK_STATE=process to keep the lock state in this process only.")
+            }
         }
     }
 
@@ -166,10 +187,11 @@ enum LockStateStore {
         return !(fields.count == 3 && fields[0] == "0" && fields[1] == "0" && fields[2] == "4294967295")
     }()
 
-    /// The permissions of an unlock secret: the owning user may view, read, write, search
-    /// and set attributes (what Keysmith does); a possessor only view it; nobody else anything.
+    /// The permissions of an unlock secret: the owning user may view, read, write, search,
+    /// link and set attributes (what Keysmith does); a possessor only view it; nobody else
+    /// anything.
     static let ownerOnlyPermissions = key_perm_t(KEY_POS_VIEW)
-        | key_perm_t(KEY_USR_VIEW | KEY_USR_READ | KEY_USR_WRITE | KEY_USR_SEARCH | KEY_USR_SETATTR)
+        | key_perm_t(KEY_USR_VIEW | KEY_USR_READ | KEY_USR_WRITE | KEY_USR_SEARCH | KEY_USR_LINK | KEY_USR_SETATTR)
 
     /// Calls `add` again after making room (``evictOtherKeychains(keeping:onlyLocked:)``):
     /// first the secrets of locked keychains, then all others. A removed key frees its
