@@ -265,23 +265,26 @@ final class KeyHierarchy: @unchecked Sendable {
     }
 
     /// The records and the whole database read in one read transaction, checked against
-    /// the anchor; tried a few times, since a reader may see the anchor file half-way
-    /// through another process's write.
+    /// the anchor. Rows and records that do not give the stored digest are refused at once;
+    /// a state the anchor does not accept (yet) is read again for up to about two seconds,
+    /// since other processes may commit, or be half-way through writing the anchor, while
+    /// this transaction reads.
     private func verifiedRecords(store: ProtectionStore, storage: KeychainDatabase, anchor: RollbackAnchor) throws -> ProtectionRecords {
-        for attempt in 0..<4 {
-            if attempt > 0 { usleep(UInt32(20_000 * attempt)) }
+        for attempt in 0..<100 {
+            if attempt > 0 { usleep(UInt32(min(1_000 * attempt, 20_000))) }
             try store.database.execute("BEGIN")
             let loaded: ProtectionRecords
-            let matches: Bool
+            let match: KeychainDatabase.AnchorMatch
             do {
                 loaded = try store.load()
-                matches = try storage.matchesAnchor(on: store.database, anchor: anchor)
+                match = try storage.matchesAnchor(on: store.database, anchor: anchor)
                 try store.database.execute("COMMIT")
             } catch {
                 try? store.database.execute("ROLLBACK")
                 throw error
             }
-            if matches { return loaded }
+            if match == .matches { return loaded }
+            if match == .differs { break }
         }
         throw anchor.rolledBack(
             "its protection records (class keys, passphrase, access-control keys) differ from what Keysmith last wrote (a record planted, swapped or put back).")

@@ -439,18 +439,27 @@ final class KeychainDatabase {
     /// keychain open is refused there too, not only at the next open.
     /// - Parameter anchor: a copy of this database's anchor for that connection's thread
     ///   (``RollbackAnchor/copy()``).
-    /// - Returns: `false` when the database does not match (or the anchor could not be read
-    ///   consistently: a writer half-way; the caller tries again).
-    func matchesAnchor(on database: Database, anchor: RollbackAnchor) throws -> Bool {
+    /// - Returns: ``AnchorMatch/matches``; ``AnchorMatch/differs`` when the rows and records
+    ///   do not give the stored digest (or there is no state); ``AnchorMatch/notAccepted``
+    ///   when the anchor does not accept the state read (the caller tries again: another
+    ///   process may have committed since this read transaction began, or be half-way
+    ///   through writing the anchor).
+    func matchesAnchor(on database: Database, anchor: RollbackAnchor) throws -> AnchorMatch {
         let scope = try Self.metaValue(Self.anchorScopeKey, on: database)
         guard let stateValue = try Self.metaValue(Self.anchorStateKey, on: database),
             let state = ItemSetState(encoded: stateValue)
-        else { return false }
+        else { return .differs }
         var digest = try Self.itemDigest(anchor, on: database)
         if scope != nil { digest.add(try protectionDigest(anchor, on: database)) }
-        guard digest == state.digest, let contents = try? anchor.read(), contents.keychainID.hasSameBytes(as: keychainID)
-        else { return false }
-        return contents.accepts(state)
+        guard digest == state.digest else { return .differs }
+        guard let contents = try? anchor.read(), contents.keychainID.hasSameBytes(as: keychainID), contents.accepts(state)
+        else { return .notAccepted }
+        return .matches
+    }
+
+    /// What ``matchesAnchor(on:anchor:)`` found.
+    enum AnchorMatch {
+        case matches, differs, notAccepted
     }
 
     private static func metaValue(_ key: String, on database: Database) throws -> Data? {
