@@ -164,6 +164,8 @@ enum LockStateStore {
             // displaced from the user keyring stays readable by its serial for a while,
             // and readers keep serials (``Name/serial``).
             let replaced = keyctl_search(KEY_SPEC_USER_KEYRING, "user", name, 0)
+            // (Invalidated, not unlinked: an unlink removes whatever key of that name the
+            // keyring holds, which is the new one by then.)
             defer { if replaced > 0 && replaced != serial { _ = keyctl_invalidate(key_serial_t(replaced)) } }
             var linked = keyctl_link(serial, KEY_SPEC_USER_KEYRING)
             if linked != 0 && errno == EDQUOT {
@@ -245,7 +247,8 @@ enum LockStateStore {
         var removed = 0
         for (id, keys) in keysInUserKeyring() where id != ours {
             if onlyLocked && keys.contains(where: { $0.slot == "a" }) { continue }
-            for key in keys where keyctl_invalidate(key.serial) == 0 || keyctl_unlink(key.serial, KEY_SPEC_USER_KEYRING) == 0 {
+            for key in keys {
+                discard(key.serial)
                 removed += 1
             }
         }
@@ -277,11 +280,19 @@ enum LockStateStore {
             memory.withLock { $0[name] = nil }
         case .kernelKeyring:
             let serial = keyctl_search(KEY_SPEC_USER_KEYRING, "user", name, 0)
-            if serial >= 0 {
-                // Invalidate (gone at once) rather than revoke (kept as a revoked key).
-                if keyctl_invalidate(key_serial_t(serial)) != 0 { _ = keyctl_revoke(key_serial_t(serial)) }
-            }
+            if serial >= 0 { discard(key_serial_t(serial)) }
         }
+    }
+
+    /// Removes a key from the user keyring and invalidates it (gone at once, rather than
+    /// kept as a revoked key). Unlinked first (an unlink removes the key of that type and
+    /// description from the keyring, so `serial` must be the one the keyring holds): the kernel charges the user's byte quota
+    /// 4 bytes for each link in a keyring and gives them back on an unlink, not when the
+    /// collector drops the link of an invalidated key, so invalidating alone would leak
+    /// them until the next restart.
+    static func discard(_ serial: key_serial_t) {
+        _ = keyctl_unlink(serial, KEY_SPEC_USER_KEYRING)
+        if keyctl_invalidate(serial) != 0 { _ = keyctl_revoke(serial) }
     }
 }
 #endif
