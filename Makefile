@@ -7,9 +7,10 @@ SWIFT_FLAGS ?=
 # libpam0g-dev, libsystemd-dev: the login-password (PAM) and fingerprint (fprintd over sd-bus)
 # authenticators. Tests only: db5.3-util (the PAM tests' pam_userdb database), and fprintd,
 # dbus-daemon and python3-dbusmock (the fingerprint tests run fprintd with libfprint's virtual
-# reader on a private bus, with a polkit stand-in; never the machine's system bus).
+# reader on a private bus, with a polkit stand-in; never the machine's system bus); keyutils
+# (keyctl: a test shares a session keyring between two uids).
 APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config gcc etcd-server etcd-client openssl \
-	libpam0g-dev libsystemd-dev db5.3-util fprintd dbus-daemon python3-dbusmock libcurl4-openssl-dev
+	libpam0g-dev libsystemd-dev db5.3-util fprintd dbus-daemon python3-dbusmock libcurl4-openssl-dev keyutils
 BREW_PACKAGES := sqlite libsodium pkg-config etcd
 # bench only: libsecret (headers for .build/secret-bench, secret-tool) and gnome-keyring with
 # dbus-run-session, to compare with; `make test` does not need them.
@@ -175,6 +176,8 @@ bench-credential-helpers:
 stress: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	KEYSMITH_STRESS=1 $(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS) --filter "CrashSafety|Contention|Fuzz|FullDisk|Durability"
+	@# 1,000 keychains created, unlocked and deleted by a user who is not root (make test runs enough to pass the key quota).
+	KEYSMITH_STRESS_KEYCHAINS=1000 $(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS) --filter "UnlockStateQuotaTests/deletedKeychainsNeverStopTheNextUnlock"
 
 clean:
 	rm -rf .build

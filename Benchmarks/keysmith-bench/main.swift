@@ -10,7 +10,7 @@
 //   keysmith-bench --only erasure|write|node   one benchmark: erasing old data on a write,
 //                                         the durable SecItemUpdate at 100 items, or a get
 //                                         from Node against the Swift KeychainStore read
-//   keysmith-bench --only reads [N] | typed | throughput | protection | protection-calls a|d [COUNT] | process [RUNS]
+//   keysmith-bench --only reads [N] | typed | throughput | protection | protection-calls a|d [COUNT] | passwd [N] | process [RUNS]
 //                  one group of rows: reads at N items against the C limit; KeychainStore
 //                  and KeyRetriever against SecItemCopyMatching; 2 readers against 1; class A
 //                  against class D; the CLI as a whole process (without secret-tool)
@@ -60,6 +60,8 @@ if CommandLine.arguments.dropFirst().first == "--only" {
         exit(0)
     case "throughput": selected = ThroughputBenchmark.rows()
     case "protection": selected = ProtectionBenchmark.rows()
+    case "passwd":
+        selected = [PassphraseChangeBenchmark(itemCount: Int(CommandLine.arguments.dropFirst(3).first ?? "") ?? 10_000).row()]
     case "protection-calls":
         // Untimed, for callgrind: COUNT reads of a class A (a) or class D (d) item.
         ProtectionBenchmark.runCalls(
@@ -72,7 +74,7 @@ if CommandLine.arguments.dropFirst().first == "--only" {
         ).run()
     default:
         FileHandle.standardError.write(Data(
-            "usage: keysmith-bench --only erasure|write|node|reads [N]|read-calls prebuilt|app-style [COUNT]|typed|typed-calls data|string|retrieve|prebuilt [COUNT]|throughput|protection|protection-calls a|d [COUNT]|process [RUNS]\n".utf8))
+            "usage: keysmith-bench --only erasure|write|node|reads [N]|read-calls prebuilt|app-style [COUNT]|typed|typed-calls data|string|retrieve|prebuilt [COUNT]|throughput|protection|protection-calls a|d [COUNT]|passwd [N]|process [RUNS]\n".utf8))
         exit(2)
     }
     for row in selected {
@@ -179,6 +181,8 @@ rows += ThroughputBenchmark.rows()
 // 7. Data protection: unlock time, and a class A read against a class D read.
 progress("measuring unlock and class A vs class D reads")
 rows += ProtectionBenchmark.rows()
+// A passphrase change seals every item again.
+rows.append(PassphraseChangeBenchmark(itemCount: 10_000).row())
 
 let header = "| benchmark | Keysmith | baseline (same run) | ratio | target | met |\n|---|---:|---:|---:|---|---|"
 let table = ([header] + rows.map { "| \($0.name) | \($0.value) | \($0.baseline) | \($0.ratio) | \($0.target) | \($0.verdict) |" })

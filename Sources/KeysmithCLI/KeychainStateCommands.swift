@@ -14,7 +14,7 @@ public enum KeychainStateCommands {
         #if canImport(Security) || KEYSMITH_APPLE_SURFACE
         return []
         #else
-        return [createCommand, unlockCommand, lockCommand, passwdCommand, statusCommand, exportCommand, importCommand]
+        return [createCommand, unlockCommand, lockCommand, passwdCommand, statusCommand, exportCommand, importCommand, deleteKeychainCommand]
         #endif
     }()
 }
@@ -129,8 +129,14 @@ private let createCommand = Command(
         return
     }
     let passphrase = try readPassphrases(invocation, prompts: [("new keychain passphrase: ", true)])[0]
-    try withKeychain(invocation) { try KeychainEnvironment.setPassphrase(passphrase, old: nil) }
-    invocation.output.info("created the keychain in \(directory.path), with a passphrase; it is unlocked")
+    let state = try withKeychain(invocation) { () throws -> KeychainLockState in
+        try KeychainEnvironment.setPassphrase(passphrase, old: nil)
+        return KeychainEnvironment.lockState
+    }
+    invocation.output.info(
+        state == .unlocked
+            ? "created the keychain in \(directory.path), with a passphrase; it is unlocked"
+            : "created the keychain in \(directory.path), with a passphrase; it is locked (the lock state could not be kept: 'keysmith unlock' says why)")
 }
 
 private let unlockCommand = Command(
@@ -161,6 +167,7 @@ private let unlockCommand = Command(
     let passphrase = try readPassphrases(invocation, prompts: [("keychain passphrase: ", false)])[0]
     try withKeychain(invocation) { try KeychainEnvironment.unlock(passphrase: passphrase, timeout: timeout) }
     invocation.output.info(timeout.map { "unlocked for \($0) seconds" } ?? "unlocked until 'keysmith lock'")
+    if KeychainEnvironment.lockStateIsLocalToUserNamespace { invocation.output.info(userNamespaceNote) }
 }
 
 private let lockCommand = Command(
@@ -181,13 +188,20 @@ private let lockCommand = Command(
     case .locked: invocation.output.info("the keychain is locked")
     case .unlocked: invocation.output.info("the keychain has no passphrase: it is always unlocked")
     }
+    if state != .unlocked && KeychainEnvironment.lockStateIsLocalToUserNamespace {
+        invocation.output.info(userNamespaceNote)
+    }
 }
+
+/// Said by lock and unlock in a user namespace other than the machine's first one.
+private let userNamespaceNote =
+    "only for the processes of this user namespace: the kernel keeps a keyring per user namespace, so processes outside it keep their own lock state (lock or unlock there too)"
 
 private let passwdCommand = Command(
     name: "passwd", group: .keychain, synopsis: "[--remove] [--stdin]",
     summary: "Set, change or remove (--remove) the keychain passphrase",
     details: """
-        Sets a passphrase on a keychain without one, or changes it (the current one is asked for first), or removes it with --remove. Items are not re-encrypted: only the class keys are wrapped again, in one transaction, so an interrupted change leaves the old or the new passphrase in force. Removing the passphrase deletes the items accessible only while a passcode is set (WhenPasscodeSetThisDeviceOnly), and only those.
+        Sets a passphrase on a keychain without one, or changes it (the current one is asked for first), or removes it with --remove. Each of them replaces the keys the passphrase protects (the class keys of the items accessible when unlocked or after the first unlock, and the key of device-passcode access control) and encrypts those items again under the new keys, in one transaction: an interrupted change leaves the old or the new passphrase in force, and a copy of the keychain from before the change does not open items written after it. Removing the passphrase deletes the items accessible only while a passcode is set (WhenPasscodeSetThisDeviceOnly), and only those. The lock state stays as it was (a locked keychain stays locked); a keychain that gets its first passphrase is unlocked.
 
         With --stdin, standard input holds one passphrase per line: the current one first (when there is one), then the new one (unless --remove).
         """,
@@ -205,8 +219,32 @@ private let passwdCommand = Command(
     let passphrases = try readPassphrases(invocation, prompts: prompts)
     let old = has ? passphrases[0] : nil
     let new = remove ? nil : passphrases.last
-    try withKeychain(invocation) { try KeychainEnvironment.setPassphrase(new, old: old) }
-    invocation.output.info(remove ? "removed the passphrase: the keychain is always unlocked" : "the passphrase is set; the keychain is unlocked")
+    let state = try withKeychain(invocation) { () throws -> KeychainLockState in
+        try KeychainEnvironment.setPassphrase(new, old: old)
+        return KeychainEnvironment.lockState
+    }
+    if remove {
+        invocation.output.info("removed the passphrase: the keychain is always unlocked")
+    } else {
+        switch state {
+        case .unlocked: invocation.output.info("the passphrase is set; the keychain is unlocked")
+        case .locked: invocation.output.info("the passphrase is set; the keychain stays locked (keysmith unlock to unlock it)")
+        case .beforeFirstUnlock: invocation.output.info("the passphrase is set; the keychain stays locked, as after a restart (keysmith unlock to unlock it)")
+        }
+    }
+}
+
+private let deleteKeychainCommand = Command(
+    name: "delete-keychain", group: .keychain, synopsis: "",
+    summary: "Delete the keychain: its items, its files and its unlock state",
+    details: """
+        Deletes the keychain's files (database, key file, anchor) and removes its unlock state from the kernel keyring, in every process of this user; the directory too when nothing else is left in it. Its items are gone for good: export them first (keysmith export) to keep them. Removing the directory by hand leaves the unlock state in the kernel keyring until a restart (it is cleared when the user's key quota fills up).
+        """,
+    options: []
+) { invocation throws(CommandLineError) in
+    let directory = invocation.settings.keychainDirectory ?? KeychainEnvironment.current.directory
+    let deleted = try withKeychain(invocation) { try KeychainEnvironment.deleteKeychain() }
+    invocation.output.info(deleted ? "deleted the keychain in \(directory.path)" : "there is no keychain in \(directory.path)")
 }
 
 private let statusCommand = Command(

@@ -467,6 +467,10 @@ final class ManualClock: Sendable {
             rewrite.bind(legacy.id, at: 3)
             try rewrite.run()
             #expect(try !storedRow().decoded.sealedForAccessControl)
+            // An earlier version wrote it: the keychain is opened as that version left it
+            // (accepted as it is, so the anchor vouches for the row).
+            FileManager.default.createFile(atPath: directory.appendingPathComponent(RollbackAnchor.resetFileName).path, contents: nil)
+            KeychainEngine.close(directory: directory)
 
             // Checked: no prompt, no secret; an evaluation reads it.
             #expect(read([kSecUseAuthenticationUI as String: kSecUseAuthenticationUIFail]).status == errSecInteractionNotAllowed)

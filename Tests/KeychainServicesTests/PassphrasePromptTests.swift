@@ -161,6 +161,33 @@ struct PassphrasePromptTests {
         #expect(throws: AuthenticationFailure.userCancel) { try prompt.read(prompt: "Password: ", interactionAllowed: true) }
     }
 
+    /// A name without a slash is looked up in PATH (its absolute directories), as ssh does
+    /// for SSH_ASKPASS; never run from the current directory, where a repository could hold
+    /// a file of that name.
+    @Test func anAskpassNameIsLookedUpInPathNeverInTheCurrentDirectory() throws {
+        let scripts = try AskpassScripts()
+        defer { scripts.remove() }
+        let name = "keysmith-askpass-\(UUID().uuidString)"
+        let marker = scripts.directory.appendingPathComponent("planted-ran").path
+        // A file of that name in the current directory (the package, where tests run).
+        let planted = FileManager.default.currentDirectoryPath + "/" + name
+        try Data("#!/bin/sh\ntouch \(marker)\nprintf 'from the current directory\\n'\n".utf8).write(to: URL(fileURLWithPath: planted))
+        chmod(planted, 0o755)
+        defer { unlink(planted) }
+        let onPath = scripts.directory.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: onPath, withIntermediateDirectories: true)
+        try Data("#!/bin/sh\nprintf 'from PATH\\n'\n".utf8).write(to: onPath.appendingPathComponent(name))
+        chmod(onPath.appendingPathComponent(name).path, 0o755)
+
+        let found = PassphrasePrompt(
+            environment: ["KEYSMITH_ASKPASS": name, "PATH": "relative/dir::\(onPath.path)"], terminalPath: "/nonexistent/tty")
+        #expect(Self.bytes(try found.read(prompt: "Password: ", interactionAllowed: true)) == Array("from PATH".utf8))
+        // Not on PATH (an empty entry and "." name the current directory in a shell): not run.
+        let notFound = PassphrasePrompt(environment: ["KEYSMITH_ASKPASS": name, "PATH": ".::/nonexistent"], terminalPath: "/nonexistent/tty")
+        #expect(throws: AuthenticationFailure.notInteractive) { try notFound.read(prompt: "Password: ", interactionAllowed: true) }
+        #expect(!FileManager.default.fileExists(atPath: marker), "the file in the current directory ran")
+    }
+
     @Test func anAskpassThatCannotRunFallsBackToTheTerminal() throws {
         let missing = PassphrasePrompt(environment: ["KEYSMITH_ASKPASS": "/nonexistent/askpass"], terminalPath: "/nonexistent/tty")
         #expect(throws: AuthenticationFailure.notInteractive) { try missing.read(prompt: "Password: ", interactionAllowed: true) }

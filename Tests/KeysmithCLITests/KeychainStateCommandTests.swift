@@ -153,19 +153,78 @@ import Testing
         for (account, accessible) in [("a", "whenUnlocked"), ("c", "afterFirstUnlock"), ("d", "always"), ("p", "whenPasscodeSetThisDeviceOnly")] {
             #expect(try Self.add(home, account, accessible, "value-\(account)").status == 0)
         }
-        for input in ["old\nnew\n", "old\n"] {
-            let arguments = input == "old\n" ? ["passwd", "--remove", "--stdin"] : ["passwd", "--stdin"]
-            let killed = try keysmith(arguments, home: home, standardInput: input, environment: Self.fast.merging(["KEYSMITH_CRASH_AT": "passphrase"]) { $1 })
-            #expect(killed.status == SIGKILL, "the change was interrupted: \(killed)")
-            #expect(try keysmith(["lock", "--all"], home: home).status == 0)
-            #expect(try keysmith(["unlock", "--stdin"], home: home, standardInput: "new\n").status == 1)
-            #expect(try keysmith(["unlock", "--stdin"], home: home, standardInput: "old\n").status == 0)
-            for account in ["a", "c", "d", "p"] { #expect(try Self.find(home, account).stdout == "value-\(account)\n", "\(account)") }
+        // Killed at each step of the change (keys written, first item sealed again, every
+        // item sealed again, before the commit): the old passphrase and keys are in force.
+        for point in ["passphrase", "passphrase-first-item", "passphrase-items"] {
+            for input in ["old\nnew\n", "old\n"] {
+                let arguments = input == "old\n" ? ["passwd", "--remove", "--stdin"] : ["passwd", "--stdin"]
+                let killed = try keysmith(arguments, home: home, standardInput: input, environment: Self.fast.merging(["KEYSMITH_CRASH_AT": point]) { $1 })
+                #expect(killed.status == SIGKILL, "the change was interrupted at \(point): \(killed)")
+                #expect(try keysmith(["lock", "--all"], home: home).status == 0)
+                #expect(try keysmith(["unlock", "--stdin"], home: home, standardInput: "new\n").status == 1)
+                #expect(try keysmith(["unlock", "--stdin"], home: home, standardInput: "old\n").status == 0)
+                for account in ["a", "c", "d", "p"] { #expect(try Self.find(home, account).stdout == "value-\(account)\n", "\(point) \(account)") }
+            }
         }
+        // Killed after the commit, before the lock state follows: the new passphrase is in
+        // force, every item is there, and the keychain unlocks with it.
+        let committed = try keysmith(
+            ["passwd", "--stdin"], home: home, standardInput: "old\nnewer\n",
+            environment: Self.fast.merging(["KEYSMITH_CRASH_AT": "passphrase-committed"]) { $1 })
+        #expect(committed.status == SIGKILL, "\(committed)")
+        #expect(try keysmith(["lock", "--all"], home: home).status == 0)
+        #expect(try keysmith(["unlock", "--stdin"], home: home, standardInput: "old\n").status == 1)
+        #expect(try keysmith(["unlock", "--stdin"], home: home, standardInput: "newer\n").status == 0)
+        for account in ["a", "c", "d", "p"] { #expect(try Self.find(home, account).stdout == "value-\(account)\n", "committed \(account)") }
+        #expect(try keysmith(["passwd", "--stdin"], home: home, standardInput: "newer\nold\n", environment: Self.fast).status == 0)
         #expect(try keysmith(["passwd", "--stdin"], home: home, standardInput: "old\nnew\n", environment: Self.fast).status == 0)
         #expect(try keysmith(["lock", "--all"], home: home).status == 0)
         #expect(try keysmith(["unlock", "--stdin"], home: home, standardInput: "new\n").status == 0)
         for account in ["a", "c", "d", "p"] { #expect(try Self.find(home, account).stdout == "value-\(account)\n") }
+    }
+
+    /// `passwd` leaves the lock state as it found it: a locked keychain stays locked (and
+    /// says so), an unlocked one is unlocked with the new passphrase.
+    @Test func passwdLeavesTheLockStateAsItFoundIt() throws {
+        let home = TemporaryHome()
+        #expect(try keysmith(["create", "--stdin"], home: home, standardInput: "one\n", environment: Self.fast).status == 0)
+        defer { _ = try? keysmith(["lock", "--all"], home: home) }
+        #expect(try Self.add(home, "a", "whenUnlocked", "value-a").status == 0)
+        #expect(try keysmith(["lock"], home: home).status == 0)
+        let changed = try keysmith(["passwd", "--stdin"], home: home, standardInput: "one\ntwo\n", environment: Self.fast)
+        #expect(changed.status == 0, "\(changed)")
+        #expect(changed.stdout.contains("stays locked"), "\(changed)")
+        #expect(try Self.lockState(home) == "locked")
+        #expect(try Self.find(home, "a").status == 1)
+        #expect(try keysmith(["lock", "--all"], home: home).status == 0)
+        #expect(try keysmith(["passwd", "--stdin"], home: home, standardInput: "two\nthree\n", environment: Self.fast).status == 0)
+        #expect(try Self.lockState(home) == "beforeFirstUnlock")
+        #expect(try keysmith(["unlock", "--stdin"], home: home, standardInput: "three\n").status == 0)
+        let unlocked = try keysmith(["passwd", "--stdin"], home: home, standardInput: "three\nfour\n", environment: Self.fast)
+        #expect(unlocked.stdout.contains("the keychain is unlocked"), "\(unlocked)")
+        #expect(try Self.lockState(home) == "unlocked")
+        #expect(try Self.find(home, "a").stdout == "value-a\n")
+    }
+
+    /// `lock --all` in another user namespace locks the keychain for that namespace's
+    /// processes only (the kernel keeps a user keyring per user namespace), and says so;
+    /// outside, the keychain stays unlocked.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")))
+    func lockInAnotherUserNamespaceSaysWhatWasLocked() throws {
+        let home = TemporaryHome()
+        #expect(try keysmith(["create", "--stdin"], home: home, standardInput: "pw\n", environment: Self.fast).status == 0)
+        defer { _ = try? keysmith(["lock", "--all"], home: home) }
+        let inside = try keysmith(["lock", "--all"], home: home, launcher: ["/usr/bin/unshare", "--user", "--map-root-user"])
+        guard inside.status == 0 else {
+            // User namespaces not allowed here (a sandbox): nothing to check.
+            #expect(inside.stderr.contains("unshare"), "\(inside)")
+            return
+        }
+        #expect(inside.stdout.contains("only for the processes of this user namespace"), "\(inside)")
+        #expect(try Self.lockState(home) == "unlocked")
+        let outside = try keysmith(["lock", "--all"], home: home)
+        #expect(!outside.stdout.contains("user namespace"), "\(outside)")
+        #expect(try Self.lockState(home) == "beforeFirstUnlock")
     }
 
     @Test func exportAndImportThroughTheTool() throws {

@@ -37,9 +37,13 @@ extension KeychainEnvironment {
 
     /// Sets (`old: nil`), changes, or removes (`new: nil`) the keychain passphrase.
     ///
-    /// Changing it re-wraps the class keys (items are not re-encrypted); removing it
+    /// Setting, changing or removing it replaces the keys it protects (the class keys of the
+    /// items accessible when unlocked and after the first unlock, and the passcode key of
+    /// access control) and encrypts those items again under the new keys, so a copy of the
+    /// keychain from before the change opens nothing written after it. Removing it
     /// deletes the `kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly` items, and only those.
-    /// A keychain that just got a passphrase is unlocked. The change is one transaction: an
+    /// The lock state stays as it was (a locked keychain stays locked); a keychain that
+    /// just got its first passphrase is unlocked. The change is one transaction: an
     /// interrupted call leaves the old or the new passphrase in force.
     /// - Parameters:
     ///   - new: The new passphrase, or `nil` to remove it.
@@ -87,6 +91,45 @@ extension KeychainEnvironment {
         try run { $0.lock(evictingFirstUnlock: evictingFirstUnlock) }
     }
 
+    /// Deletes the current keychain: its unlock state in the kernel keyring (both secrets,
+    /// in every process of the user), then its files (`keychain.db` with its WAL and
+    /// shared-memory files, `device.key`, `keychain.anchor`, `keychain.verified`), then the
+    /// directory when nothing else is left in it. Its items are gone for good. Nothing
+    /// happens when there is no keychain.
+    /// - Returns: whether a keychain was deleted.
+    /// - Throws: A ``KeychainStateError`` when a file cannot be removed (what was removed
+    ///   before stays removed).
+    @discardableResult
+    public static func deleteKeychain() throws -> Bool {
+        let directory = current.directory
+        guard exists else { return false }
+        KeychainEngine.close(directory: directory)
+        // The keychain id from the database itself (an engine would check the whole
+        // database first, and a damaged keychain must be deletable too).
+        if let database = try? Database(path: directory.appendingPathComponent(KeychainEngine.databaseName).path, create: false),
+            let statement = try? database.cachedStatement("SELECT value FROM meta WHERE key = 'keychain-id'"),
+            (try? statement.step()) == true
+        {
+            let keychainID = statement.data(at: 0)
+            statement.reset()
+            LockStateStore.removeAll(keychainID: keychainID)
+        }
+        let names = [
+            KeychainEngine.databaseName, KeychainEngine.databaseName + "-wal", KeychainEngine.databaseName + "-shm",
+            KeychainEngine.keyFileName, RollbackAnchor.fileName, RollbackAnchor.resetFileName, VerificationRecord.fileName,
+        ]
+        for name in names {
+            let path = directory.appendingPathComponent(name).path
+            if unlink(path) != 0 && errno != ENOENT {
+                throw KeychainStateError(
+                    status: errSecIO, reason: "Cannot remove \(path): \(String(cString: strerror(errno))).",
+                    recovery: "Check the permissions of the keychain directory, then delete the keychain again.")
+            }
+        }
+        rmdir(directory.path)  // only when empty
+        return true
+    }
+
     /// Whether the current keychain has a passphrase.
     public static var hasPassphrase: Bool {
         (try? KeychainEngine.engine(for: current.directory, creating: false).keys.hasPassphrase) ?? false
@@ -95,6 +138,14 @@ extension KeychainEnvironment {
     /// Where the lock state is shared: `"kernel keyring"` (the user's keyring, shared by the
     /// user's processes) or `"process memory"` (this process only).
     public static var lockStateStore: String { LockStateStore.backend.rawValue }
+
+    /// Whether the lock state is kept for the processes of this user namespace only (the
+    /// kernel keyring, in a user namespace other than the machine's first one: `unshare
+    /// --user`, a rootless container): a lock or unlock here does not reach processes
+    /// outside it, which keep their own state.
+    public static var lockStateIsLocalToUserNamespace: Bool {
+        LockStateStore.backend == .kernelKeyring && LockStateStore.isInNestedUserNamespace
+    }
 
     /// Where the current keychain's device key is kept, for people: `"key file PATH"` or
     /// `"systemd credential PATH"` (chosen with `KEYSMITH_KEY_STORE`: `auto`, `file`,

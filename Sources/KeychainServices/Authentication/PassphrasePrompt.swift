@@ -26,6 +26,9 @@ import Musl
 struct PassphrasePrompt: Sendable {
     /// The askpass program (`KEYSMITH_ASKPASS`), or `nil`.
     let askpassProgram: String?
+    /// `PATH` when the prompt was made: a program name without a slash is looked up in its
+    /// absolute directories, as `ssh` does for `SSH_ASKPASS`; never in the current directory.
+    let searchPath: String?
     /// The terminal to prompt on.
     let terminalPath: String
 
@@ -37,7 +40,7 @@ struct PassphrasePrompt: Sendable {
     ///   - environment: Where `KEYSMITH_ASKPASS` is read (an empty value counts as unset).
     ///   - terminalPath: The terminal to prompt on.
     init(environment: [String: String], terminalPath: String = "/dev/tty") {
-        self.init(askpass: environment["KEYSMITH_ASKPASS"], terminalPath: terminalPath)
+        self.init(askpass: environment["KEYSMITH_ASKPASS"], searchPath: environment["PATH"], terminalPath: terminalPath)
     }
 
     /// Creates a prompt with `KEYSMITH_ASKPASS` from this process's environment (read alone:
@@ -45,13 +48,31 @@ struct PassphrasePrompt: Sendable {
     /// costs far more than reading one variable).
     /// - Parameter terminalPath: The terminal to prompt on.
     init(terminalPath: String = "/dev/tty") {
-        self.init(askpass: getenv("KEYSMITH_ASKPASS").map { String(cString: $0) }, terminalPath: terminalPath)
+        self.init(
+            askpass: getenv("KEYSMITH_ASKPASS").map { String(cString: $0) }, searchPath: getenv("PATH").map { String(cString: $0) },
+            terminalPath: terminalPath)
     }
 
-    private init(askpass: String?, terminalPath: String) {
+    private init(askpass: String?, searchPath: String?, terminalPath: String) {
         let askpass = askpass ?? ""
         self.askpassProgram = askpass.isEmpty ? nil : askpass
+        self.searchPath = searchPath
         self.terminalPath = terminalPath
+    }
+
+    /// The file to run for `program`: itself when it holds a slash (a path, as given), else
+    /// the first executable regular file of that name in an absolute directory of ``searchPath``
+    /// (empty and relative entries, which would mean the current directory, are skipped);
+    /// `nil` when there is none.
+    func resolvedAskpass(_ program: String) -> String? {
+        if program.utf8.contains(UInt8(ascii: "/")) { return program }
+        for directory in (searchPath ?? "").split(separator: ":", omittingEmptySubsequences: true)
+        where directory.hasPrefix("/") {
+            let candidate = directory.hasSuffix("/") ? String(directory) + program : String(directory) + "/" + program
+            var info = stat()
+            if stat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
     }
 
     /// Asks for a secret and returns it.
@@ -139,7 +160,8 @@ struct PassphrasePrompt: Sendable {
     // MARK: - Askpass
 
     /// Runs the askpass program. `nil` when it cannot be started (then the terminal is tried).
-    private func runAskpass(_ program: String, prompt: String) throws(AuthenticationFailure) -> SecretKey? {
+    private func runAskpass(_ name: String, prompt: String) throws(AuthenticationFailure) -> SecretKey? {
+        guard let program = resolvedAskpass(name) else { return nil }
         var pipeEnds: [Int32] = [-1, -1]
         guard pipe(&pipeEnds) == 0 else { return nil }
         let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])

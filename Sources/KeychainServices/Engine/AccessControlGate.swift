@@ -181,7 +181,7 @@ final class AccessControlGate {
     ) throws -> SecretData {
         try AccessControlEnvelope.seal(
             secret, flags: control.flags, reference: reference, publicKeys: publicKeys, enrolledSet: inputs.enrolledSet,
-            password: inputs.password, classKey: keys.itemKey(for: protection))
+            password: inputs.password)
     }
 
     // MARK: Failures

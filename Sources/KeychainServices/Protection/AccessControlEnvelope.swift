@@ -6,8 +6,8 @@ import Foundation
 /// for each way the policy can be satisfied (a "path": biometry; the passcode; biometry and
 /// the application password; …).
 ///
-/// Each path's key is a keyed BLAKE2b, under the item's class key, of the item's reference
-/// and flags and of what the path needs:
+/// Each path's key is a keyed BLAKE2b, under the envelope's base key, of the item's
+/// reference and flags and of what the path needs:
 ///
 /// - biometry: the X25519 shared secret of an ephemeral key and the keychain's biometry key
 ///   pair, plus, for `.biometryCurrentSet`, the identity of the enrolled set at the time
@@ -19,10 +19,15 @@ import Foundation
 /// So the class key alone (or a copy of the database and the device key with the check
 /// patched out) opens the attributes and this envelope, not the secret.
 ///
-/// Layout (version 1): `01`, flags (u64), ephemeral public key (32), password parameters
-/// (u16 length, then ``PassphraseKey`` record, or 0), path count (u8), per path:
-/// requirements (u8), nonce (24), sealed item key (48); then secret nonce (24), secret
-/// length (u32), sealed secret. Little-endian.
+/// The base key: in version 2, 32 random bytes of this envelope (inside the item's class-key
+/// encryption, like the whole envelope); in version 1, the item key of the item's protection
+/// class. A passphrase change replaces the class keys, so it turns a version 1 envelope into
+/// a version 2 one (``rekeyed(reference:classKey:biometrySecret:oldPasscodeSecret:newPasscodeSecret:)``).
+///
+/// Layout: `01` or `02`, flags (u64), ephemeral public key (32), in version 2 the base key
+/// (32), password parameters (u16 length, then ``PassphraseKey`` record, or 0), path count
+/// (u8), per path: requirements (u8), nonce (24), sealed item key (48); then secret nonce
+/// (24), secret length (u32), sealed secret. Little-endian.
 struct AccessControlEnvelope {
     /// What one path needs.
     struct Requirements: OptionSet, Hashable {
@@ -52,6 +57,9 @@ struct AccessControlEnvelope {
 
     var flags: UInt64
     var ephemeralPublicKey: Data
+    /// The key the path keys are derived under (version 2); `nil` in a version 1 envelope,
+    /// whose path keys are derived under the item key of its protection class.
+    var base: SecretKey?
     var passwordParameters: PassphraseKey?
     var paths: [Path]
     var secretNonce: Data
@@ -108,14 +116,14 @@ struct AccessControlEnvelope {
     ///   - publicKeys: The keychain's biometry and passcode public keys.
     ///   - enrolledSet: The enrolled set, needed when a path binds it.
     ///   - password: The stretched application password, needed with `.applicationPassword`.
-    ///   - classKey: The item key of the item's protection class.
     ///   - reference: The item's persistent reference.
     static func seal(
         _ secret: SecretData, flags: SecAccessControlCreateFlags, reference: Data,
-        publicKeys: [AccessControlKeys.Slot: Data], enrolledSet: Data?, password: StretchedPassword?, classKey: SecretKey
+        publicKeys: [AccessControlKeys.Slot: Data], enrolledSet: Data?, password: StretchedPassword?
     ) throws -> SecretData {
         let (ephemeral, ephemeralPublicKey) = AccessControlKeys.ephemeral()
         let itemKey = SecretKey.random()
+        let base = SecretKey.random()
         var parameters: PassphraseKey?
         var passwordKey: SecretKey?
         if flags.contains(.applicationPassword) {
@@ -145,7 +153,7 @@ struct AccessControlEnvelope {
             }
             let kek = pathKey(
                 requirements, flags: UInt64(flags.rawValue), reference: reference, biometryShared: biometryShared,
-                enrolledSet: enrolledSet, passcodeShared: passcodeShared, passwordKey: passwordKey, classKey: classKey)
+                enrolledSet: enrolledSet, passcodeShared: passcodeShared, passwordKey: passwordKey, base: base)
             let ad = pathAD(reference)
             let sealed = itemKey.withUnsafeBytes { key in ad.withUnsafeBytes { Sodium.seal(key, associatedData: $0, key: kek) } }
             paths.append(Path(requirements: requirements, nonce: sealed.nonce, sealedKey: sealed.ciphertext))
@@ -156,13 +164,15 @@ struct AccessControlEnvelope {
         let ad = secretAD(reference)
         let sealedSecret = secret.withUnsafeBytes { plain in ad.withUnsafeBytes { Sodium.seal(plain, associatedData: $0, key: itemKey) } }
         let envelope = AccessControlEnvelope(
-            flags: UInt64(flags.rawValue), ephemeralPublicKey: ephemeralPublicKey, passwordParameters: parameters, paths: paths,
-            secretNonce: sealedSecret.nonce, secretCiphertext: sealedSecret.ciphertext)
+            flags: UInt64(flags.rawValue), ephemeralPublicKey: ephemeralPublicKey, base: base, passwordParameters: parameters,
+            paths: paths, secretNonce: sealedSecret.nonce, secretCiphertext: sealedSecret.ciphertext)
         return envelope.encoded()
     }
 
     /// Opens the secret through `path` with what authentication released, or `nil` when
     /// those secrets do not open it (a changed enrolled set, a wrong application password).
+    /// - Parameter classKey: The item key of the item's protection class (the base key of
+    ///   a version 1 envelope).
     func open(path: Path, secrets: PathSecrets, reference: Data, classKey: SecretKey) throws -> SecretData? {
         let requirements = path.requirements
         if path.sealedKey.isEmpty { return nil }
@@ -186,7 +196,7 @@ struct AccessControlEnvelope {
         let kek = Self.pathKey(
             requirements, flags: flags, reference: reference, biometryShared: biometryShared,
             enrolledSet: requirements.contains(.currentSet) ? secrets.enrolledSet : nil, passcodeShared: passcodeShared,
-            passwordKey: passwordKey, classKey: classKey)
+            passwordKey: passwordKey, base: base ?? classKey)
         let pathAD = Self.pathAD(reference)
         guard let opened = path.sealedKey.withUnsafeBytes({ c in
             path.nonce.withUnsafeBytes { n in pathAD.withUnsafeBytes { Sodium.open(c, nonce: n, associatedData: $0, key: kek) } }
@@ -201,7 +211,7 @@ struct AccessControlEnvelope {
 
     private static func pathKey(
         _ requirements: Requirements, flags: UInt64, reference: Data, biometryShared: SecretKey?, enrolledSet: Data?,
-        passcodeShared: SecretKey?, passwordKey: SecretKey?, classKey: SecretKey
+        passcodeShared: SecretKey?, passwordKey: SecretKey?, base: SecretKey
     ) -> SecretKey {
         var flagBytes = Data(count: 8)
         flagBytes.withUnsafeMutableBytes { $0.storeBytes(of: flags.littleEndian, as: UInt64.self) }
@@ -213,7 +223,7 @@ struct AccessControlEnvelope {
         defer {
             for index in 4..<7 { parts[index].withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) } }
         }
-        return KeyHierarchy.hash(key: classKey, parts: parts)
+        return KeyHierarchy.hash(key: base, parts: parts)
     }
 
     private static func pathAD(_ reference: Data) -> [UInt8] { Array("keysmith.acl.key.v1".utf8) + Array(reference) }
@@ -222,10 +232,12 @@ struct AccessControlEnvelope {
     // MARK: Encoding
 
     func encoded() -> SecretData {
-        var bytes: [UInt8] = [1]
+        var bytes: [UInt8] = [base == nil ? 1 : 2]
+        defer { bytes.withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) } }
         func integer<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
         integer(flags)
         bytes.append(contentsOf: ephemeralPublicKey)
+        base?.withUnsafeBytes { bytes.append(contentsOf: $0) }
         let parameters = passwordParameters?.record ?? Data()
         integer(UInt16(parameters.count))
         bytes.append(contentsOf: parameters)
@@ -243,11 +255,12 @@ struct AccessControlEnvelope {
     }
 
     init(
-        flags: UInt64, ephemeralPublicKey: Data, passwordParameters: PassphraseKey?, paths: [Path], secretNonce: Data,
-        secretCiphertext: Data
+        flags: UInt64, ephemeralPublicKey: Data, base: SecretKey?, passwordParameters: PassphraseKey?, paths: [Path],
+        secretNonce: Data, secretCiphertext: Data
     ) {
         self.flags = flags
         self.ephemeralPublicKey = ephemeralPublicKey
+        self.base = base
         self.passwordParameters = passwordParameters
         self.paths = paths
         self.secretNonce = secretNonce
@@ -257,7 +270,8 @@ struct AccessControlEnvelope {
     /// Parses an envelope.
     /// - Throws: errSecDecode for bytes that are not one.
     init(decoding data: SecretData) throws {
-        let bytes = data.withUnsafeBytes { Data($0) }
+        var bytes = data.withUnsafeBytes { Data($0) }
+        defer { bytes.withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) } }
         var offset = 0
         func take(_ count: Int) throws -> Data {
             guard count >= 0, offset + count <= bytes.count else { throw AccessControlEnvelope.damaged }
@@ -270,9 +284,17 @@ struct AccessControlEnvelope {
             for (index, byte) in chunk.enumerated() { value |= T(byte) << (8 * index) }
             return value
         }
-        guard try integer(UInt8.self) == 1 else { throw Self.damaged }
+        let version = try integer(UInt8.self)
+        guard version == 1 || version == 2 else { throw Self.damaged }
         flags = try integer(UInt64.self)
         ephemeralPublicKey = try take(AccessControlKeys.publicKeyLength)
+        if version == 2 {
+            guard offset + Sodium.keyLength <= bytes.count else { throw Self.damaged }
+            base = bytes.withUnsafeBytes { SecretKey(copying: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + Sodium.keyLength)])) }
+            offset += Sodium.keyLength
+        } else {
+            base = nil
+        }
         let parametersLength = Int(try integer(UInt16.self))
         if parametersLength > 0 {
             guard let parsed = PassphraseKey(record: try take(parametersLength)) else { throw Self.damaged }
@@ -293,7 +315,90 @@ struct AccessControlEnvelope {
         guard offset == bytes.count else { throw Self.damaged }
     }
 
+    // MARK: A passphrase change
+
+    /// This envelope as a passphrase change leaves it: its passcode paths sealed to the new
+    /// passcode key pair, and (for a class key that is replaced) path keys no longer derived
+    /// under the old class key. `nil` when nothing has to change.
+    ///
+    /// The item key is taken out through a path that needs only the keychain's own keys
+    /// (biometry, the passcode), and sealed again for each such path under a new random base
+    /// key. A path that needs an application password or the enrolled set cannot be sealed
+    /// again without them: it stays as it is, and so does the base key (a version 1
+    /// envelope keeps its old class item key as its base, inside the item's new encryption).
+    /// - Parameters:
+    ///   - classKey: The item key the envelope's class had until now (a version 1 envelope's base).
+    ///   - classKeyReplaced: Whether that key is being replaced (classes A and C).
+    ///   - biometrySecret: The biometry private key (unchanged by the passphrase).
+    ///   - oldPasscodeSecret: The passcode private key until now (`nil`: the keychain had none).
+    ///   - newPasscodeSecret: The new passcode private key.
+    /// - Throws: errSecDecode when a passcode path cannot be moved (it also needs an
+    ///   application password or the enrolled set, or no path opens): nothing is changed.
+    func rekeyed(
+        reference: Data, classKey: SecretKey, classKeyReplaced: Bool, biometrySecret: SecretKey?,
+        oldPasscodeSecret: SecretKey?, newPasscodeSecret: SecretKey
+    ) throws -> AccessControlEnvelope? {
+        let sealedPaths = paths.filter { !$0.sealedKey.isEmpty }
+        let hasPasscodePath = sealedPaths.contains { $0.requirements.contains(.passcode) }
+        let needsNewBase = base == nil && classKeyReplaced
+        if !hasPasscodePath && !needsNewBase { return nil }
+        let ownKeys: Requirements = [.biometry, .passcode]
+        let stuck = sealedPaths.filter { !$0.requirements.isSubset(of: ownKeys) }
+        if stuck.contains(where: { $0.requirements.contains(.passcode) }) { throw Self.cannotMovePasscodePath }
+        let oldBase = base ?? classKey
+        func shared(_ secret: SecretKey?, _ requirements: Requirements, _ needed: Requirements) -> SecretKey?? {
+            guard requirements.contains(needed) else { return .some(nil) }
+            guard let secret, let value = AccessControlKeys.sharedSecret(secret, ephemeralPublicKey) else { return nil }
+            return .some(value)
+        }
+        var itemKey: SecretKey?
+        for path in sealedPaths where path.requirements.isSubset(of: ownKeys) {
+            guard let biometry = shared(biometrySecret, path.requirements, .biometry),
+                let passcode = shared(oldPasscodeSecret, path.requirements, .passcode)
+            else { continue }
+            let kek = Self.pathKey(
+                path.requirements, flags: flags, reference: reference, biometryShared: biometry, enrolledSet: nil,
+                passcodeShared: passcode, passwordKey: nil, base: oldBase)
+            let ad = Self.pathAD(reference)
+            if let opened = path.sealedKey.withUnsafeBytes({ c in
+                path.nonce.withUnsafeBytes { n in ad.withUnsafeBytes { Sodium.open(c, nonce: n, associatedData: $0, key: kek) } }
+            }) {
+                itemKey = opened.withUnsafeBytes { SecretKey(copying: $0) }
+                break
+            }
+        }
+        guard let itemKey else {
+            if hasPasscodePath { throw Self.cannotMovePasscodePath }
+            // Only paths that need what the keychain does not hold: they keep their keys,
+            // derived under the old base, which the envelope now carries.
+            var copy = self
+            copy.base = oldBase.withUnsafeBytes { SecretKey(copying: $0) }
+            return copy
+        }
+        let newBase = stuck.isEmpty ? SecretKey.random() : oldBase.withUnsafeBytes { SecretKey(copying: $0) }
+        var copy = self
+        copy.base = newBase
+        copy.paths = try paths.map { path in
+            guard !path.sealedKey.isEmpty, path.requirements.isSubset(of: ownKeys) else { return path }
+            guard let biometry = shared(biometrySecret, path.requirements, .biometry),
+                let passcode = shared(newPasscodeSecret, path.requirements, .passcode)
+            else { throw Self.damagedKeys }
+            let kek = Self.pathKey(
+                path.requirements, flags: flags, reference: reference, biometryShared: biometry, enrolledSet: nil,
+                passcodeShared: passcode, passwordKey: nil, base: newBase)
+            let ad = Self.pathAD(reference)
+            let sealed = itemKey.withUnsafeBytes { key in ad.withUnsafeBytes { Sodium.seal(key, associatedData: $0, key: kek) } }
+            return Path(requirements: path.requirements, nonce: sealed.nonce, sealedKey: sealed.ciphertext)
+        }
+        return copy
+    }
+
     // MARK: Failures
+
+    static let cannotMovePasscodePath = KeychainFailure(
+        errSecDecode,
+        "An access-controlled item's passcode route also needs an application password or the enrolled fingers (or does not open), so it cannot be moved to a new passphrase; nothing was changed.",
+        recovery: "Read that item and store it again with access control that the keychain passphrase alone satisfies (or delete it), then change the passphrase.")
 
     static let damaged = KeychainFailure(
         errSecDecode, "An access-controlled item's protected data is damaged.",

@@ -28,8 +28,13 @@ import Glibc
 ///
 /// Lock state: the unlock secrets sA and sC are kept in ``LockStateStore`` (the user's
 /// kernel keyring), shared by the user's processes. Unlocked = sA present; locked = only
-/// sC present (after the first unlock); before first unlock = neither. Changing the
-/// passphrase re-wraps the A and C keys; items are never re-encrypted for it.
+/// sC present (after the first unlock); before first unlock = neither. Setting, changing
+/// or removing the passphrase replaces the A and C keys and the passcode key pair and
+/// seals their items again (``setPassphrase(_:old:timeout:transaction:)``).
+///
+/// The protection records are covered by the rollback anchor; in a keychain with a
+/// passphrase, an A or C key record or passcode key record that is not bound to it is
+/// damage.
 ///
 /// The `pdmn` column of a ThisDeviceOnly row carries the machine's tag (`aku@1a2b…`), so a
 /// copy of the keychain opened on another machine skips those rows as absent instead of
@@ -47,23 +52,32 @@ final class KeyHierarchy: @unchecked Sendable {
     /// This machine's tag in `pdmn` labels of ThisDeviceOnly rows (16 hex digits).
     let machineTag: String
     /// ``machineTag``'s UTF-8 bytes, compared with every ThisDeviceOnly row's label.
-    private let machineTagBytes: [UInt8]
+    let machineTagBytes: [UInt8]
 
-    private let deviceKey: SecretKey
-    private let wrapBase: SecretKey
-    private let machineID: Data
-    private let lock = NSLock()
+    let deviceKey: SecretKey
+    let wrapBase: SecretKey
+    let machineID: Data
+    let lock = NSLock()
     private var store: ProtectionStore?
+    /// The engine's database (for its anchor check on this hierarchy's connection).
+    private var storage: KeychainDatabase?
+    /// A copy of the engine's rollback anchor, used on this hierarchy's connection.
+    private var anchor: RollbackAnchor?
+    /// Whether the records were read once (at open, right after the engine's full check).
+    private var recordsLoaded = false
+    /// The access-control records this process created (in a write that may not have
+    /// committed yet), which the engine's connection may read before this hierarchy does.
+    var createdAccessControlRecords: [AccessControlKeys.Slot: Data] = [:]
     private(set) var keychainID = Data() {
         didSet { lockStateNames = LockStateNames(a: LockStateStore.Name(.a, keychainID: keychainID), c: LockStateStore.Name(.c, keychainID: keychainID)) }
     }
     /// The kernel-keyring names of this keychain's unlock secrets (made once, not per read).
     /// Two fields, not a dictionary: the first dictionary of a new key type costs the Swift
     /// runtime a scan of every protocol conformance in the program (about 0.2 ms at start).
-    private var lockStateNames: LockStateNames?
+    var lockStateNames: LockStateNames?
 
     /// The keyring names of the two slots.
-    private struct LockStateNames {
+    struct LockStateNames {
         let a: LockStateStore.Name
         let c: LockStateStore.Name
 
@@ -76,16 +90,16 @@ final class KeyHierarchy: @unchecked Sendable {
     }
     /// The protection records as last read (their wrapped class keys are a table by
     /// ``KeyClass/index``: the read path looks a record up without hashing).
-    private var records = ProtectionRecords()
-    private var dataVersion: Int64 = -1
+    var records = ProtectionRecords()
+    var dataVersion: Int64 = -1
     /// Unwrapped class keys with what they were unwrapped from (record and secret), by
     /// ``KeyClass/index``.
-    private var classKeys: [CachedClassKey?] = Array(repeating: nil, count: KeyClass.allCases.count)
+    var classKeys: [CachedClassKey?] = Array(repeating: nil, count: KeyClass.allCases.count)
     /// Derived item keys by ``ProtectionClass`` position in `allCases`, with the class key
     /// they were derived from.
-    private var itemKeys: [(classKey: ObjectIdentifier, key: SecretKey)?] = Array(repeating: nil, count: ProtectionClass.allCases.count)
+    var itemKeys: [(classKey: ObjectIdentifier, key: SecretKey)?] = Array(repeating: nil, count: ProtectionClass.allCases.count)
     /// Where unlock secrets are read to (used with the lock held; zeroed after each use).
-    private let scratch = SecretKey(uninitializedCount: Sodium.keyLength)
+    let scratch = SecretKey(uninitializedCount: Sodium.keyLength)
 
     /// The current format of the `protection` records.
     static let format: UInt8 = 2
@@ -104,7 +118,7 @@ final class KeyHierarchy: @unchecked Sendable {
         }
     }
 
-    private struct CachedClassKey {
+    struct CachedClassKey {
         let record: Data
         let secret: SecretKey?
         let key: SecretKey
@@ -151,11 +165,15 @@ final class KeyHierarchy: @unchecked Sendable {
         let databasePath = storage.database.path
         let store = try ProtectionStore(path: databasePath)
         self.store = store
+        self.storage = storage
+        anchor = storage.anchor?.copy()
+        // The engine checked the whole database against its anchor just before: the records
+        // read now are taken as they are; any later change is checked (``refresh(force:)``).
         try refresh(force: true)
         if records.format == nil {
             // On the engine's connection (the engine is not shared yet), through its
             // KeychainDatabase, so item rows are written in one place only.
-            let engineStore = ProtectionStore(database: storage.database)
+            let engineStore = ProtectionStore(storage: storage)
             try storage.writeTransaction(erasing: true) {
                 try engineStore.createTable()
                 // Another process may have upgraded while this one waited for the lock.
@@ -174,7 +192,7 @@ final class KeyHierarchy: @unchecked Sendable {
 
     /// Creates the class keys and re-encrypts every item of a first-format keychain
     /// (item keys derived straight from the device key). Runs inside a write transaction.
-    private func upgradeFirstFormat(_ store: ProtectionStore, storage: KeychainDatabase) throws {
+    func upgradeFirstFormat(_ store: ProtectionStore, storage: KeychainDatabase) throws {
         var fresh: [KeyClass: SecretKey] = [:]
         for keyClass in KeyClass.allCases {
             let key = SecretKey.random()
@@ -183,7 +201,8 @@ final class KeyHierarchy: @unchecked Sendable {
         }
         let prefix = Self.associatedDataPrefix(keychainID: keychainID)
         var rewritten = 0
-        for (row, firstName, secondName) in try store.itemRows() {
+        for item in try store.itemRows() {
+            let row = item.row
             guard let protection = ProtectionClass(rawValue: row.protection) else { continue }
             let legacyKey = Sodium.deriveKey(from: deviceKey, id: protection.keyNumber, context: "ksclass1")
             let oldAD = Self.associatedData(
@@ -209,7 +228,7 @@ final class KeyHierarchy: @unchecked Sendable {
             rewrittenRow.protection = newLabel
             rewrittenRow.nonce = sealed.nonce
             rewrittenRow.ciphertext = sealed.ciphertext
-            try storage.update(rewrittenRow, firstName: firstName, secondName: secondName)
+            try storage.update(rewrittenRow, firstName: item.firstName, secondName: item.secondName)
             rewritten += 1
             if rewritten == 1 { CrashPoint.reach("upgrade") }
         }
@@ -217,20 +236,61 @@ final class KeyHierarchy: @unchecked Sendable {
     }
 
     /// Re-reads the records when another connection changed the database.
-    private func refresh(force: Bool = false) throws {
+    ///
+    /// Records that changed since they were last read are used only once the whole
+    /// database, as this connection sees it in one read transaction, matches its rollback
+    /// anchor (every row's and record's value recomputed, ``KeychainDatabase/matchesAnchor(on:anchor:)``):
+    /// a record planted, swapped or put back while this process has the keychain open is
+    /// refused here, as the next open would refuse it. A legitimate change of the records
+    /// (a passphrase set or changed, the first access-controlled item) is rare; this check
+    /// costs as much as the one at open, once per change and process.
+    /// - Throws: errSecDecode when the records do not match the anchor; the records read
+    ///   before stay in use (nothing is opened with the changed ones).
+    func refresh(force: Bool = false) throws {
         guard let store else { return }
         let version = try store.dataVersion()
         if force || version != dataVersion {
             let loaded = try store.load()
             if loaded != records {
-                records = loaded
+                if recordsLoaded, let storage, let anchor {
+                    records = try verifiedRecords(store: store, storage: storage, anchor: anchor)
+                } else {
+                    records = loaded
+                }
+                recordsLoaded = true
                 dropKeys()
             }
             dataVersion = version
         }
     }
 
-    private func dropKeys() {
+    /// The records and the whole database read in one read transaction, checked against
+    /// the anchor. Rows and records that do not give the stored digest are refused at once;
+    /// a state the anchor does not accept (yet) is read again for up to about two seconds,
+    /// since other processes may commit, or be half-way through writing the anchor, while
+    /// this transaction reads.
+    private func verifiedRecords(store: ProtectionStore, storage: KeychainDatabase, anchor: RollbackAnchor) throws -> ProtectionRecords {
+        for attempt in 0..<100 {
+            if attempt > 0 { usleep(UInt32(min(1_000 * attempt, 20_000))) }
+            try store.database.execute("BEGIN")
+            let loaded: ProtectionRecords
+            let match: KeychainDatabase.AnchorMatch
+            do {
+                loaded = try store.load()
+                match = try storage.matchesAnchor(on: store.database, anchor: anchor)
+                try store.database.execute("COMMIT")
+            } catch {
+                try? store.database.execute("ROLLBACK")
+                throw error
+            }
+            if match == .matches { return loaded }
+            if match == .differs { break }
+        }
+        throw anchor.rolledBack(
+            "its protection records (class keys, passphrase, access-control keys) differ from what Keysmith last wrote (a record planted, swapped or put back).")
+    }
+
+    func dropKeys() {
         // SecretKey frees with sodium_free, which zeroes the memory first.
         for index in classKeys.indices { classKeys[index] = nil }
         for index in itemKeys.indices { itemKeys[index] = nil }
@@ -271,84 +331,11 @@ final class KeyHierarchy: @unchecked Sendable {
         try refresh()
     }
 
-    private func derivedItemKey(_ protection: ProtectionClass, classKey: SecretKey) -> SecretKey {
+    func derivedItemKey(_ protection: ProtectionClass, classKey: SecretKey) -> SecretKey {
         if protection.isThisDeviceOnly {
             return Self.hash(key: classKey, parts: [Data("machine".utf8), machineID, Data(protection.rawValue.utf8)])
         }
         return Sodium.deriveKey(from: classKey, id: protection.keyNumber, context: "ksitem02")
-    }
-
-    /// The class key, unwrapped with what the lock state holds now.
-    private func unwrappedClassKey(_ keyClass: KeyClass) throws -> SecretKey {
-        guard let record = records.wrapped[keyClass] else {
-            throw KeychainFailure(
-                errSecDecode, "The keychain's \(keyClass.rawValue.uppercased()) class key record is missing.",
-                recovery: "The database is damaged; restore it from a backup.")
-        }
-        let bound = record.first.map { $0 & 1 != 0 } ?? false
-        var secret: SecretKey?
-        if bound {
-            // Read into locked scratch memory; a copy is made only when the secret changed.
-            guard let slot = keyClass.slot, let names = lockStateNames, LockStateStore.read(names[slot], into: scratch) else {
-                forget(keyClass)
-                throw Self.locked(keyClass)
-            }
-            defer { scratch.withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) } }
-            if let cached = classKeys[keyClass.index], cached.record.hasSameBytes(as: record), Self.sameSecret(cached.secret, scratch) {
-                return cached.key
-            }
-            secret = scratch.withUnsafeBytes { SecretKey(copying: $0) }
-        } else if let cached = classKeys[keyClass.index], cached.record.hasSameBytes(as: record), cached.secret == nil {
-            return cached.key
-        }
-        guard let key = unwrap(record, keyClass: keyClass, secret: secret) else {
-            forget(keyClass)
-            if bound { throw Self.locked(keyClass) }  // a secret from before a passphrase change
-            throw KeychainFailure(
-                errSecDecode, "The keychain's \(keyClass.rawValue.uppercased()) class key does not open with this key file.",
-                recovery: "Put back the key file that was created with this keychain, or restore the database from a backup.")
-        }
-        classKeys[keyClass.index] = CachedClassKey(record: record, secret: secret, key: key)
-        return key
-    }
-
-    private func forget(_ keyClass: KeyClass) {
-        classKeys[keyClass.index] = nil
-        for protection in ProtectionClass.allCases where protection.keyClass == keyClass { itemKeys[protection.tableIndex] = nil }
-    }
-
-    private static func sameSecret(_ a: SecretKey?, _ b: SecretKey?) -> Bool {
-        switch (a, b) {
-        case (nil, nil): return true
-        case (let a?, let b?):
-            return a.withUnsafeBytes { x in b.withUnsafeBytes { y in
-                x.count == y.count && sodium_memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0
-            } }
-        default: return false
-        }
-    }
-
-    private static func locked(_ keyClass: KeyClass) -> KeychainFailure {
-        keyClass == .a
-            ? KeychainFailure(
-                errSecInteractionNotAllowed, "The keychain is locked: items that are accessible only when unlocked cannot be used now.",
-                recovery: "Unlock the keychain (keysmith unlock), then try again.")
-            : KeychainFailure(
-                errSecInteractionNotAllowed, "The keychain has not been unlocked since the machine started: only items accessible always can be used now.",
-                recovery: "Unlock the keychain (keysmith unlock), then try again.")
-    }
-
-    private static let noPasscode = KeychainFailure(
-        errSecNotAvailable, "kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly needs a keychain passphrase, and none is set.",
-        recovery: "Set a passphrase for the keychain (keysmith passwd), or choose another accessibility.")
-
-    /// Whether the keychain has a passphrase, which
-    /// `kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly` requires.
-    var hasPasscode: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        try? refresh()
-        return records.passphrase != nil
     }
 
     // MARK: Row labels
@@ -385,191 +372,6 @@ final class KeyHierarchy: @unchecked Sendable {
     func isForeign(label: String) -> Bool {
         (try? protection(forLabel: label)) == nil && label.contains("@")
     }
-
-    // MARK: Wrapping
-
-    private func keyEncryptionKey(_ keyClass: KeyClass, secret: SecretKey?) -> SecretKey {
-        var parts = [Data("kek".utf8), Data(keyClass.rawValue.utf8)]
-        if let secret { parts.append(secret.withUnsafeBytes { Data($0) }) }
-        defer { if parts.count == 3 { parts[2].withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) } } }
-        return Self.hash(key: wrapBase, parts: parts)
-    }
-
-    private func wrapAD(_ keyClass: KeyClass) -> [UInt8] {
-        Array("keysmith.classkey.v2".utf8) + Array(keychainID) + Array("key.\(keyClass.rawValue)".utf8)
-    }
-
-    /// `flags ‖ nonce ‖ ciphertext`; flag bit 0: wrapped with a passphrase secret.
-    private func wrap(_ key: SecretKey, keyClass: KeyClass, secret: SecretKey?) -> Data {
-        let kek = keyEncryptionKey(keyClass, secret: secret)
-        let ad = wrapAD(keyClass)
-        let sealed = key.withUnsafeBytes { plain in ad.withUnsafeBytes { Sodium.seal(plain, associatedData: $0, key: kek) } }
-        return Data([secret == nil ? 0 : 1]) + sealed.nonce + sealed.ciphertext
-    }
-
-    private func unwrap(_ record: Data, keyClass: KeyClass, secret: SecretKey?) -> SecretKey? {
-        guard record.count == 1 + Sodium.nonceLength + Sodium.keyLength + Sodium.tagLength else { return nil }
-        let kek = keyEncryptionKey(keyClass, secret: secret)
-        let ad = wrapAD(keyClass)
-        let nonce = record.subdata(in: 1..<(1 + Sodium.nonceLength))
-        let ciphertext = record.subdata(in: (1 + Sodium.nonceLength)..<record.count)
-        guard let opened = ciphertext.withUnsafeBytes({ c in
-            nonce.withUnsafeBytes { n in ad.withUnsafeBytes { Sodium.open(c, nonce: n, associatedData: $0, key: kek) } }
-        }) else { return nil }
-        return opened.withUnsafeBytes { SecretKey(copying: $0) }
-    }
-
-    // MARK: Lock state and passphrase
-
-    /// The lock state, as every process of the user sees it.
-    var lockState: KeychainLockState {
-        lock.lock()
-        defer { lock.unlock() }
-        try? refresh()
-        guard records.passphrase != nil else { return .unlocked }
-        if (try? unwrappedClassKey(.a)) != nil { return .unlocked }
-        if (try? unwrappedClassKey(.c)) != nil { return .locked }
-        return .beforeFirstUnlock
-    }
-
-    /// Whether a passphrase is set.
-    var hasPassphrase: Bool { hasPasscode }
-
-    /// Checks `passphrase` and makes the A and C class keys available to the user's
-    /// processes; class A for `timeout` seconds (`nil` or 0: until locked).
-    /// - Throws: errSecAuthFailed for a wrong passphrase (nothing changes).
-    func unlock(
-        passphrase: String, timeout: UInt32?, transaction: (((KeychainDatabase) throws -> Void) throws -> Void)? = nil
-    ) throws {
-        let parameters: PassphraseKey? = try locking {
-            try refresh()
-            return records.passphrase
-        }
-        guard let parameters else { return }  // no passphrase: always unlocked
-        let secrets = try parameters.secrets(for: passphrase)  // slow: outside the lock
-        try locking {
-            try refresh()
-            guard records.passphrase == parameters, let a = records.wrapped[.a], let c = records.wrapped[.c],
-                unwrap(a, keyClass: .a, secret: secrets.a) != nil, unwrap(c, keyClass: .c, secret: secrets.c) != nil
-            else { throw Self.wrongPassphrase }
-            try LockStateStore.store(.c, secret: secrets.c, keychainID: keychainID, timeout: nil)
-            try LockStateStore.store(.a, secret: secrets.a, keychainID: keychainID, timeout: timeout)
-        }
-        // A keychain that got its passphrase before access control existed gets its
-        // passcode key pair now, while the passphrase is known.
-        if let transaction, try locking({ try refresh(); return records.accessControl[.passcode] == nil }) {
-            try transaction { storage in
-                let writer = ProtectionStore(database: storage.database)
-                let now = try writer.load()
-                guard now.passphrase == parameters, now.accessControl[.passcode] == nil else { return }
-                try writer.set(
-                    AccessControlKeys.Slot.passcode.recordName,
-                    AccessControlKeys.create(
-                        kek: accessControlKEK(.passcode, secret: secrets.p), bound: true,
-                        associatedData: accessControlAD(.passcode)))
-            }
-        }
-        NotificationCenter.default.post(name: Self.availableNotification, object: nil)
-    }
-
-    /// Forgets the class A secret (and with `evictingFirstUnlock`, class C's) in every
-    /// process of the user, and this process's unwrapped copies.
-    func lock(evictingFirstUnlock: Bool) {
-        lock.lock()
-        defer { lock.unlock() }
-        LockStateStore.remove(.a, keychainID: keychainID)
-        forget(.a)
-        if evictingFirstUnlock {
-            LockStateStore.remove(.c, keychainID: keychainID)
-            forget(.c)
-        }
-    }
-
-    /// Sets (`old` nil), changes, or removes (`new` nil) the passphrase, in one transaction.
-    /// Removing it deletes the WhenPasscodeSetThisDeviceOnly items. A keychain that just
-    /// got a passphrase is unlocked.
-    /// - Parameter transaction: Runs its body in a write transaction on the engine's
-    ///   database (``KeychainEngine/writeTransaction(_:)``).
-    func setPassphrase(
-        _ new: String?, old: String?, timeout: UInt32?, transaction: ((KeychainDatabase) throws -> Void) throws -> Void
-    ) throws {
-        if let new, new.isEmpty {
-            throw KeychainFailure(errSecParam, "The new passphrase is empty.", recovery: "Choose a non-empty passphrase, or remove the passphrase instead.")
-        }
-        let current: PassphraseKey? = try locking {
-            try refresh()
-            return records.passphrase
-        }
-        // The slow Argon2id work happens before the write lock is taken.
-        var oldSecrets: (a: SecretKey, c: SecretKey, p: SecretKey)?
-        if let current {
-            guard let old else {
-                throw KeychainFailure(errSecAuthFailed, "The keychain has a passphrase; give the current one to change or remove it.")
-            }
-            oldSecrets = try current.secrets(for: old)
-        } else if old != nil {
-            throw KeychainFailure(errSecParam, "The keychain has no passphrase, so there is no old one to give.", recovery: "Pass nil as the old passphrase.")
-        }
-        let parameters = new.map { _ in PassphraseKey.fresh() }
-        let newSecrets = try new.map { try parameters!.secrets(for: $0) }
-        // In the engine's transaction, without holding this object's lock (the engine may be
-        // waiting for it inside a write of its own): one transaction with the items deleted.
-        try transaction { storage in
-            let writer = ProtectionStore(database: storage.database)
-            let now = try writer.load()
-            guard now.passphrase == current, let wrappedA = now.wrapped[.a], let wrappedC = now.wrapped[.c] else {
-                throw KeychainFailure(errSecAuthFailed, "The passphrase was changed by another process meanwhile.", recovery: "Try again.")
-            }
-            guard let keyA = unwrap(wrappedA, keyClass: .a, secret: oldSecrets?.a),
-                let keyC = unwrap(wrappedC, keyClass: .c, secret: oldSecrets?.c)
-            else { throw Self.wrongPassphrase }
-            try writer.set("key.a", wrap(keyA, keyClass: .a, secret: newSecrets?.a))
-            CrashPoint.reach("passphrase")
-            try writer.set("key.c", wrap(keyC, keyClass: .c, secret: newSecrets?.c))
-            // The passcode key pair of access-controlled items follows the passphrase.
-            if let record = now.accessControl[.passcode] {
-                guard let publicKey = AccessControlKeys.publicKey(record),
-                    let secret = AccessControlKeys.secret(
-                        record, kek: accessControlKEK(.passcode, secret: AccessControlKeys.isBound(record) ? oldSecrets?.p : nil),
-                        associatedData: accessControlAD(.passcode))
-                else { throw Self.wrongPassphrase }
-                try writer.set(
-                    AccessControlKeys.Slot.passcode.recordName,
-                    AccessControlKeys.record(
-                        publicKey: publicKey, secret: secret, kek: accessControlKEK(.passcode, secret: newSecrets?.p),
-                        bound: newSecrets != nil, associatedData: accessControlAD(.passcode)))
-            } else if let newSecrets {
-                try writer.set(
-                    AccessControlKeys.Slot.passcode.recordName,
-                    AccessControlKeys.create(
-                        kek: accessControlKEK(.passcode, secret: newSecrets.p), bound: true,
-                        associatedData: accessControlAD(.passcode)))
-            }
-            if let parameters {
-                try writer.set("passphrase", parameters.record)
-            } else {
-                try writer.remove("passphrase")
-                for id in try writer.itemIDs(labelPrefix: ProtectionClass.whenPasscodeSetThisDeviceOnly.rawValue) {
-                    try storage.delete(id: id)
-                }
-            }
-        }
-        try locking {
-            try refresh(force: true)
-            dropKeys()
-            if let newSecrets {
-                try LockStateStore.store(.c, secret: newSecrets.c, keychainID: keychainID, timeout: nil)
-                try LockStateStore.store(.a, secret: newSecrets.a, keychainID: keychainID, timeout: timeout)
-            } else {
-                LockStateStore.remove(.a, keychainID: keychainID)
-                LockStateStore.remove(.c, keychainID: keychainID)
-            }
-        }
-        NotificationCenter.default.post(name: Self.availableNotification, object: nil)
-    }
-
-    private static let wrongPassphrase = KeychainFailure(
-        errSecAuthFailed, "The passphrase is not correct; nothing was changed.", recovery: "Try again with the keychain's passphrase.")
 
     /// Posted (by name, in this process) when protected data became available here: the
     /// same name as iOS's `UIApplication.protectedDataDidBecomeAvailableNotification`.
@@ -610,97 +412,13 @@ final class KeyHierarchy: @unchecked Sendable {
         return true
     }
 
-    private func locking<Result>(_ body: () throws -> Result) throws -> Result {
+    func locking<Result>(_ body: () throws -> Result) throws -> Result {
         lock.lock()
         defer { lock.unlock() }
         do {
             return try body()
         } catch let error as DatabaseError {
             throw KeychainFailure(error.osStatus, "The keychain database failed: \(error.message ?? "SQLite error \(error.resultCode)").")
-        }
-    }
-
-    // MARK: Access-control keys
-
-    /// The key that wraps an access-control private key: `BLAKE2b(W; "kek", "acl.b")`, or
-    /// for the passcode `BLAKE2b(W; "kek", "acl.p", sP)` (without sP when the keychain has
-    /// no passphrase).
-    func accessControlKEK(_ slot: AccessControlKeys.Slot, secret: SecretKey?) -> SecretKey {
-        var parts = [Data("kek".utf8), Data(slot.recordName.utf8)]
-        if let secret { parts.append(secret.withUnsafeBytes { Data($0) }) }
-        defer { if parts.count == 3 { parts[2].withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) } } }
-        return Self.hash(key: wrapBase, parts: parts)
-    }
-
-    func accessControlAD(_ slot: AccessControlKeys.Slot) -> [UInt8] {
-        Array("keysmith.aclkey.v1".utf8) + Array(keychainID) + Array(slot.recordName.utf8)
-    }
-
-    /// The public keys items with access control are sealed to, creating the key pairs
-    /// that are missing, inside the engine's write transaction on `storage`.
-    /// - Throws: errSecInteractionNotAllowed when the keychain has a passphrase but no
-    ///   passcode key pair yet (made at the next unlock, when the passphrase is known).
-    func accessControlPublicKeys(creatingIn storage: KeychainDatabase) throws -> [AccessControlKeys.Slot: Data] {
-        let writer = ProtectionStore(database: storage.database)
-        var now = try writer.load()
-        for slot in AccessControlKeys.Slot.allCases where now.accessControl[slot] == nil {
-            if slot == .passcode && now.passphrase != nil {
-                throw KeychainFailure(
-                    errSecInteractionNotAllowed,
-                    "This keychain has a passphrase but no passcode key for access-controlled items yet; it is made when the keychain is unlocked with its passphrase.",
-                    recovery: "Unlock the keychain once (keysmith unlock), then store the item again.")
-            }
-            let record = AccessControlKeys.create(
-                kek: accessControlKEK(slot, secret: nil), bound: false, associatedData: accessControlAD(slot))
-            try writer.set(slot.recordName, record)
-            now.accessControl[slot] = record
-        }
-        var keys: [AccessControlKeys.Slot: Data] = [:]
-        for slot in AccessControlKeys.Slot.allCases {
-            guard let record = now.accessControl[slot], let publicKey = AccessControlKeys.publicKey(record) else {
-                throw AccessControlEnvelope.damagedKeys
-            }
-            keys[slot] = publicKey
-        }
-        return keys
-    }
-
-    /// Whether the passcode private key opens only with the passphrase secret.
-    var isPasscodeKeyBound: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        try? refresh()
-        return records.accessControl[.passcode].map(AccessControlKeys.isBound) ?? (records.passphrase != nil)
-    }
-
-    /// The private key of `slot`, unwrapped with `releasedKey` where the record is bound to
-    /// the passphrase; `nil` when the record is missing or the key does not open it.
-    func accessControlSecret(_ slot: AccessControlKeys.Slot, releasedKey: SecretKey?) throws -> SecretKey? {
-        let record: Data? = try locking {
-            try refresh()
-            return records.accessControl[slot]
-        }
-        guard let record else { return nil }
-        let bound = AccessControlKeys.isBound(record)
-        if bound && releasedKey == nil { return nil }
-        return AccessControlKeys.secret(
-            record, kek: accessControlKEK(slot, secret: bound ? releasedKey : nil), associatedData: accessControlAD(slot))
-    }
-
-    /// Checks `passphrase` against the keychain and returns the passcode secret sP derived
-    /// from it, or `nil` when it is wrong (or the keychain has no passphrase).
-    func passcodeKey(passphrase: String) throws -> SecretKey? {
-        let parameters: PassphraseKey? = try locking {
-            try refresh()
-            return records.passphrase
-        }
-        guard let parameters else { return nil }
-        let secrets = try parameters.secrets(for: passphrase)  // slow: outside the lock
-        return try locking {
-            try refresh()
-            guard records.passphrase == parameters, let a = records.wrapped[.a], unwrap(a, keyClass: .a, secret: secrets.a) != nil
-            else { return nil }
-            return secrets.p
         }
     }
 
@@ -774,18 +492,9 @@ extension ProtectionClass {
     }
 }
 
-/// Named places where a test can have the process killed (`KEYSMITH_CRASH_AT=name`), to
-/// check that an interrupted upgrade or passphrase change leaves a keychain that opens.
-enum CrashPoint {
-    private static let chosen = ProcessInfo.processInfo.environment["KEYSMITH_CRASH_AT"]
-
-    static func reach(_ name: String) {
-        if chosen == name { kill(getpid(), SIGKILL) }
-    }
-}
 extension ProtectionClass {
     /// The position in `allCases`, for the key hierarchy's item-key table.
-    fileprivate var tableIndex: Int {
+    var tableIndex: Int {
         switch self {
         case .whenUnlocked: return 0
         case .afterFirstUnlock: return 1

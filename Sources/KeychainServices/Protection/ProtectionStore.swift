@@ -31,18 +31,23 @@ struct WrappedClassKeys: Equatable {
 
 /// The `protection` table (`name TEXT PRIMARY KEY, value BLOB`) with the key format, the
 /// passphrase parameters and the wrapped class keys, and the item-row reads that upgrades
-/// and passphrase removal need; either on the key hierarchy's own read connection (used
-/// with its lock held) or on the engine's connection inside its write transaction. Item
-/// rows are only ever written through the engine's ``KeychainDatabase``.
+/// and passphrase changes need; either on the key hierarchy's own read connection (used
+/// with its lock held) or on the engine's connection inside its write transaction. Rows and
+/// records are only ever written through the engine's ``KeychainDatabase``, so that the
+/// rollback anchor's digest follows every write.
 final class ProtectionStore {
     let database: Database
+    /// The engine's database, through which records are written (`nil`: read only).
+    private let storage: KeychainDatabase?
 
-    /// Works on `database` (the engine's connection, used under the engine's lock).
-    init(database: Database) {
-        self.database = database
+    /// Works on the engine's connection inside its write transaction.
+    init(storage: KeychainDatabase) {
+        self.storage = storage
+        self.database = storage.database
     }
 
     init(path: String) throws {
+        storage = nil
         do {
             database = try Database(path: path, create: false)
             database.setBusyTimeout(milliseconds: KeychainDatabase.busyTimeoutMilliseconds)
@@ -93,32 +98,42 @@ final class ProtectionStore {
         return records
     }
 
+    /// Writes a record (inside the engine's write transaction).
     func set(_ name: String, _ value: Data) throws {
-        let statement = try database.cachedStatement("INSERT OR REPLACE INTO protection(name, value) VALUES (?, ?)")
-        statement.bind(name, at: 1)
-        statement.bind(value, at: 2)
-        try statement.run()
+        guard let storage else { preconditionFailure("protection records are written through the engine's database") }
+        try storage.setProtection(name, value)
     }
 
+    /// Removes a record (inside the engine's write transaction).
     func remove(_ name: String) throws {
-        let statement = try database.cachedStatement("DELETE FROM protection WHERE name = ?")
-        statement.bind(name, at: 1)
-        try statement.run()
+        guard let storage else { preconditionFailure("protection records are written through the engine's database") }
+        try storage.removeProtection(name)
     }
 
-    /// Every item row with its two lookup hashes, as the upgrade reads them.
-    func itemRows() throws -> [(row: StoredRow, firstName: Data, secondName: Data)] {
+    /// One item row with its lookup hashes, as an upgrade or a passphrase change reads it.
+    struct ItemRow {
+        var row: StoredRow
+        var firstName: Data
+        var secondName: Data
+        /// The label hash (`nil`: a row written before there was one).
+        var label: Data?
+    }
+
+    /// Every item row with its lookup hashes.
+    func itemRows() throws -> [ItemRow] {
         let statement = try database.cachedStatement(
-            "SELECT id, class, pk, agrp, sync, pdmn, ref, nonce, ciphertext, h1, h2 FROM items ORDER BY id")
+            "SELECT id, class, pk, agrp, sync, pdmn, ref, nonce, ciphertext, h1, h2, h3 FROM items ORDER BY id")
         defer { statement.reset() }
-        var rows: [(row: StoredRow, firstName: Data, secondName: Data)] = []
+        var rows: [ItemRow] = []
         while try statement.step() {
             let row = StoredRow(
                 id: statement.int64(at: 0), itemClass: statement.string(at: 1) ?? "", primaryKeyHash: statement.data(at: 2),
                 accessGroupHash: statement.data(at: 3), synchronizable: statement.int64(at: 4) != 0,
                 protection: statement.string(at: 5) ?? "", reference: statement.data(at: 6), nonce: statement.data(at: 7),
                 ciphertext: statement.data(at: 8))
-            rows.append((row, statement.data(at: 9), statement.data(at: 10)))
+            rows.append(ItemRow(
+                row: row, firstName: statement.data(at: 9), secondName: statement.data(at: 10),
+                label: statement.isNull(at: 11) ? nil : statement.data(at: 11)))
         }
         return rows
     }

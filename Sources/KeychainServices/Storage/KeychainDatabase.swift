@@ -47,7 +47,7 @@ struct WALIndexHeader: Equatable {
 /// in `BEGIN IMMEDIATE` with a busy timeout so processes sharing the file wait for each
 /// other instead of failing.
 final class KeychainDatabase {
-    static let schemaVersion: Int64 = 2
+    static let schemaVersion: Int64 = 3
     static let busyTimeoutMilliseconds: Int32 = 30_000
 
     let database: Database
@@ -119,9 +119,17 @@ final class KeychainDatabase {
                 try database.writeTransaction {
                     // Re-check inside the write lock: another process may have migrated.
                     let current = try userVersion()
-                    if current < 1 { try createVersion1(checkValue: checkValue) }
+                    if current < 1 {
+                        try createVersion1(checkValue: checkValue)
+                        // A new keychain's anchor covers its protection records from the start.
+                        try setMeta(Self.anchorScopeKey, Self.anchorScopeWithProtection)
+                    }
                     if current < 2 { try addLabelHashes() }
-                    try database.execute("PRAGMA user_version=\(Self.schemaVersion)")
+                    // Schema 3 (the anchor also covers the protection records) is reached in
+                    // the first anchored write of ``attachAnchor(_:record:)``, which adds the
+                    // records to the anchored digest in the same transaction.
+                    let reached = current < 1 ? Self.schemaVersion : max(current, 2)
+                    try database.execute("PRAGMA user_version=\(reached)")
                 }
             }
             let storedCheck = try metaValue("key-check")
@@ -248,6 +256,7 @@ final class KeychainDatabase {
             let current = try check(state: storedState(), contents: anchor.read(), anchor: anchor)
             added = .zero
             removed = .zero
+            countsProtection = try metaValue(Self.anchorScopeKey) != nil
             let result = try body()
             var digest = current.digest
             digest.add(added)
@@ -358,6 +367,130 @@ final class KeychainDatabase {
             // with an empty write.
             try writeTransaction(erasing: false) {}
         }
+        if try metaValue(Self.anchorScopeKey) == nil {
+            // Anchored before the anchor covered the protection records: one write adds
+            // their values to the anchored digest (and takes the schema to version 3, so an
+            // older Keysmith says that a newer one wrote the keychain instead of finding a
+            // digest it cannot explain). Re-checked under the write lock: another process
+            // may have done it meanwhile.
+            try writeTransaction(erasing: false) {
+                guard try metaValue(Self.anchorScopeKey) == nil else { return }
+                added.add(try protectionDigest(anchor, on: database))
+                try setMeta(Self.anchorScopeKey, Self.anchorScopeWithProtection)
+                try database.execute("PRAGMA user_version=\(Self.schemaVersion)")
+            }
+        }
+    }
+
+    // MARK: Protection records under the anchor
+
+    /// `meta` key saying that the anchored digest includes the protection records (the
+    /// wrapped class keys, the passphrase parameters, the access-control key pairs), not
+    /// only the item rows. Keychains anchored before have none until their first open by a
+    /// version that adds the records (``attachAnchor(_:record:)``). Removing it does not
+    /// help anyone: the digest then recomputed (items only) no longer matches the anchored
+    /// one, which includes the records.
+    static let anchorScopeKey = "anchor-scope"
+    static let anchorScopeWithProtection = Data("items+protection".utf8)
+
+    /// The keyed value of one protection record. Its first field is the 10-byte domain
+    /// `protection`, where every item row's is its 8-byte id, so no record has a row's value.
+    private static func protectionValue(name: String, value: Data, anchor: RollbackAnchor) -> ItemSetDigest {
+        anchor.value { feed in
+            protectionDomain.withUnsafeBytes { feed($0) }
+            var name = name
+            name.withUTF8 { feed(UnsafeRawBufferPointer($0)) }
+            value.withUnsafeBytes { feed($0) }
+        }
+    }
+
+    private static let protectionDomain = Array("protection".utf8)
+
+    /// The sum of the protection records' values on `database` (zero without the table).
+    private func protectionDigest(_ anchor: RollbackAnchor, on database: Database) throws -> ItemSetDigest {
+        let exists = try database.cachedStatement("SELECT 1 FROM sqlite_master WHERE type='table' AND name='protection'")
+        let hasTable = try exists.step()
+        exists.reset()
+        guard hasTable else { return .zero }
+        let statement = try database.cachedStatement("SELECT name, value FROM protection")
+        defer { statement.reset() }
+        var digest = ItemSetDigest.zero
+        while try statement.step() {
+            digest.add(Self.protectionValue(name: statement.string(at: 0) ?? "", value: statement.data(at: 1), anchor: anchor))
+        }
+        return digest
+    }
+
+    /// Whether this write counts the protection records in the digest (read under the
+    /// write lock at the start of each write: a process that opened the keychain before
+    /// another one added the records follows at its next write).
+    private var countsProtection = false
+
+    /// Writes a protection record inside the current write transaction, with the anchored
+    /// digest following (its old value removed, the new one added).
+    func setProtection(_ name: String, _ value: Data) throws {
+        try noteProtectionRemoval(name)
+        let statement = try database.cachedStatement("INSERT OR REPLACE INTO protection(name, value) VALUES (?, ?)")
+        statement.bind(name, at: 1)
+        statement.bind(value, at: 2)
+        try statement.run()
+        if let anchor, countsProtection { added.add(Self.protectionValue(name: name, value: value, anchor: anchor)) }
+    }
+
+    /// Removes a protection record inside the current write transaction (see
+    /// ``setProtection(_:_:)``).
+    func removeProtection(_ name: String) throws {
+        try noteProtectionRemoval(name)
+        let statement = try database.cachedStatement("DELETE FROM protection WHERE name = ?")
+        statement.bind(name, at: 1)
+        try statement.run()
+    }
+
+    private func noteProtectionRemoval(_ name: String) throws {
+        guard let anchor, countsProtection else { return }
+        let statement = try database.cachedStatement("SELECT value FROM protection WHERE name = ?")
+        statement.bind(name, at: 1)
+        defer { statement.reset() }
+        if try statement.step() { removed.add(Self.protectionValue(name: name, value: statement.data(at: 0), anchor: anchor)) }
+    }
+
+    /// Checks the database as `database` (another connection to the same file: the key
+    /// hierarchy's) sees it now, in the read transaction the caller has open there: every
+    /// row's and protection record's value recomputed must give the stored digest, and the
+    /// anchor must accept the stored state. The key hierarchy calls it when the protection
+    /// records it reads changed, so a record planted or put back while a process has the
+    /// keychain open is refused there too, not only at the next open.
+    /// - Parameter anchor: a copy of this database's anchor for that connection's thread
+    ///   (``RollbackAnchor/copy()``).
+    /// - Returns: ``AnchorMatch/matches``; ``AnchorMatch/differs`` when the rows and records
+    ///   do not give the stored digest (or there is no state); ``AnchorMatch/notAccepted``
+    ///   when the anchor does not accept the state read (the caller tries again: another
+    ///   process may have committed since this read transaction began, or be half-way
+    ///   through writing the anchor).
+    func matchesAnchor(on database: Database, anchor: RollbackAnchor) throws -> AnchorMatch {
+        let scope = try Self.metaValue(Self.anchorScopeKey, on: database)
+        guard let stateValue = try Self.metaValue(Self.anchorStateKey, on: database),
+            let state = ItemSetState(encoded: stateValue)
+        else { return .differs }
+        var digest = try Self.itemDigest(anchor, on: database)
+        if scope != nil { digest.add(try protectionDigest(anchor, on: database)) }
+        guard digest == state.digest else { return .differs }
+        guard let contents = try? anchor.read(), contents.keychainID.hasSameBytes(as: keychainID), contents.accepts(state)
+        else { return .notAccepted }
+        return .matches
+    }
+
+    /// What ``matchesAnchor(on:anchor:)`` found.
+    enum AnchorMatch {
+        case matches, differs, notAccepted
+    }
+
+    private static func metaValue(_ key: String, on database: Database) throws -> Data? {
+        let statement = try database.cachedStatement("SELECT value FROM meta WHERE key = ?")
+        statement.bind(key, at: 1)
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        return statement.data(at: 0)
     }
 
     /// The database files as ``VerificationRecord/DatabaseFiles/current(databasePath:)``
@@ -545,7 +678,7 @@ final class KeychainDatabase {
     /// The value of the row the statement is on (columns as in ``valueColumns``), read in
     /// place. The label hash follows the other columns when the row has one, so a row
     /// written before it (NULL) keeps the value it was anchored with.
-    private func value(of statement: Statement, anchor: RollbackAnchor) -> ItemSetDigest {
+    private static func value(of statement: Statement, anchor: RollbackAnchor) -> ItemSetDigest {
         anchor.value { feed in
             for column in Int32(0)..<11 {
                 if column == 0 || column == 6 {
@@ -558,8 +691,16 @@ final class KeychainDatabase {
         }
     }
 
-    /// The sum of every row's value, recomputed.
+    /// The sum of every row's value, recomputed, and of every protection record's once the
+    /// anchor covers them (``anchorScopeKey``).
     private func fullDigest(_ anchor: RollbackAnchor) throws -> ItemSetDigest {
+        var digest = try Self.itemDigest(anchor, on: database)
+        if try metaValue(Self.anchorScopeKey) != nil { digest.add(try protectionDigest(anchor, on: database)) }
+        return digest
+    }
+
+    /// The sum of every item row's value on `database`.
+    private static func itemDigest(_ anchor: RollbackAnchor, on database: Database) throws -> ItemSetDigest {
         let statement = try database.cachedStatement("SELECT \(Self.valueColumns) FROM items")
         defer { statement.reset() }
         var digest = ItemSetDigest.zero
@@ -573,7 +714,7 @@ final class KeychainDatabase {
         let statement = try database.cachedStatement("SELECT \(Self.valueColumns) FROM items WHERE id = ?")
         statement.bind(id, at: 1)
         defer { statement.reset() }
-        if try statement.step() { removed.add(value(of: statement, anchor: anchor)) }
+        if try statement.step() { removed.add(Self.value(of: statement, anchor: anchor)) }
     }
 
     private func noteAddition(_ row: StoredRow, id: Int64, firstName: Data, secondName: Data, label: Data?) {

@@ -150,6 +150,12 @@ final class RollbackAnchor {
         self.key = key
     }
 
+    /// The same anchor (file and key) with a hash state of its own, for a connection used
+    /// on another thread than the engine's (the key hierarchy's).
+    func copy() -> RollbackAnchor {
+        RollbackAnchor(directory: directory, key: key.withUnsafeBytes { SecretKey(copying: $0) })
+    }
+
     deinit {
         Sodium.zero(hashStateMemory, count: crypto_generichash_statebytes())
         hashStateMemory.deallocate()

@@ -396,6 +396,19 @@ public final class KeyRetriever: Sendable {
         return try resolve(identifier, selector: .exact(exact))
     }
 
+    /// Whether `result` is a key from the keychain, and the keychain it came from (the
+    /// current one) has a passphrase: its items can be locked away, so it is not cached.
+    static func mayBeLocked(_ result: Result<KeyInfo?, any Error>) -> Bool {
+        guard case .success(let info?) = result, info.source == .keychain else { return false }
+        #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
+            return KeychainEnvironment.hasPassphrase
+        #else
+            // Apple platforms: the system keychain's lock follows the device; keys are cached
+            // for their time to live, as before.
+            return false
+        #endif
+    }
+
     /// Drops every cached key. Later lookups consult the sources again.
     public func clearCache() {
         state.withLock { $0.invalidate() }
@@ -550,7 +563,10 @@ public final class KeyRetriever: Sendable {
                     identifier, selector: selector, snapshot: snapshot, recorder: nil, failures: &failures,
                     refused: &refused)
             }
-            let cacheable = failures.isEmpty
+            // A key from a keychain that can be locked (one with a passphrase) is not cached:
+            // a lock, in this process or another, must reach the next lookup, which the
+            // keychain answers with its lock state (a cache answers from memory).
+            let cacheable = failures.isEmpty && !KeyRetriever.mayBeLocked(result)
             let expiry = timeToLive.map { KeyRetrieverCache.now() &+ $0 } ?? UInt64.max
             let cached = state.withLock { state -> Bool in
                 let key = FlightKey(tag: snapshot.tagID, identifier: identifier, selector: selector)

@@ -16,6 +16,15 @@ import KeychainServices
 /// the standard preferences, which Foundation names after the executable there: a renamed
 /// executable, or a second program of the same app, is not a reinstall.
 ///
+/// What a reinstall is on Linux: nothing deletes a program's preferences when it is removed,
+/// and the same program may run with another `HOME` or `XDG_CONFIG_HOME` (a service, a cron
+/// job, a CI job) and so find no preferences, while it uses the same keychain. So the
+/// sentinel records where the preferences it was set with live (`$XDG_CONFIG_HOME`, or
+/// `$HOME/.config`), and a launch without the marker is the first after a reinstall only
+/// where the preferences were marked before and are gone now. A launch from a location the
+/// sentinel does not list adds it and removes nothing (``Outcome/markedExistingInstall``);
+/// so does one that finds a sentinel written before locations were recorded.
+///
 /// The marker is saved to disk the moment it is set (on Linux, Foundation does not save
 /// preferences when a process exits), and when it cannot be saved the sentinel is removed
 /// again and the call throws: a marker that did not reach the disk must never make the next
@@ -68,6 +77,41 @@ public struct ReinstallCleanup: Sendable, Hashable {
     }
 }
 
+extension ReinstallCleanup {
+    /// Where this process's preferences live, as the reinstall sentinel records it on Linux:
+    /// `$XDG_CONFIG_HOME` when it is an absolute path, else `$HOME/.config`; `nil` on Apple
+    /// platforms.
+    static func preferencesLocation(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        #if canImport(Darwin)
+            return nil
+        #else
+            if let configuration = environment["XDG_CONFIG_HOME"], configuration.hasPrefix("/") { return configuration }
+            let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+            return home + "/.config"
+        #endif
+    }
+}
+
+extension NamespaceRegistry {
+    /// The key of the reinstall sentinel (as ``NamespaceRegistry`` names it).
+    private var sentinelItemKey: String { "installed" + "\u{1F}" + prefix }
+
+    /// The preferences locations the sentinel lists (one a line); `nil` without a
+    /// sentinel, empty for one written before locations were recorded (`1`).
+    func sentinelLocations() throws(KeychainError) -> [String]? {
+        guard let value = try store.data(for: sentinelItemKey) else { return nil }
+        let text = String(decoding: value, as: UTF8.self)
+        if text == "1" { return [] }
+        return text.split(separator: "\n").map(String.init)
+    }
+
+    /// Writes the sentinel listing `locations` (`1` when there are none).
+    func setSentinel(locations: [String]) throws(KeychainError) {
+        let text = locations.isEmpty ? "1" : locations.joined(separator: "\n")
+        try store.set(Data(text.utf8), for: sentinelItemKey)
+    }
+}
+
 extension SecureStore {
     /// Removes this store's leftover items on the first launch after a reinstall; see
     /// ``ReinstallCleanup``.
@@ -91,6 +135,15 @@ extension SecureStore {
     public func removeLeftoversAfterReinstall(
         defaults: UserDefaults? = nil, cleanup: ReinstallCleanup = ReinstallCleanup()
     ) throws(SecureStoreError) -> ReinstallCleanup.Outcome {
+        try removeLeftoversAfterReinstall(
+            defaults: defaults, cleanup: cleanup, preferencesLocation: ReinstallCleanup.preferencesLocation())
+    }
+
+    /// ``removeLeftoversAfterReinstall(defaults:cleanup:)`` with the preferences location
+    /// given (`nil` on Apple platforms, where the app's preferences have one place).
+    func removeLeftoversAfterReinstall(
+        defaults: UserDefaults?, cleanup: ReinstallCleanup, preferencesLocation location: String?
+    ) throws(SecureStoreError) -> ReinstallCleanup.Outcome {
         let marker = cleanup.markerKey ?? "\(configuration.servicePrefix).installed"
         let indicators = defaults ?? .standard
         let markerDefaults = defaults ?? SecureStore.storeDefaults(servicePrefix: configuration.servicePrefix)
@@ -109,22 +162,32 @@ extension SecureStore {
             try setMarker(marker, in: markerDefaults, registry: nil)
             hasMarker = true
         }
+        let locations = location == nil ? nil : (try? registry.sentinelLocations()) ?? nil
         if hasMarker {
             // The keychain was reset under an existing install (a restore to another device):
             // put the sentinel back, best effort, so that a later reinstall is recognized.
-            if !hasSentinel { try? registry.setSentinel() }
+            if !hasSentinel { try? registry.setSentinel(locations: location.map { [$0] } ?? []) }
+            // A sentinel of an earlier version, or one set from another location: this one
+            // is added, best effort.
+            if hasSentinel, let location, let locations, !locations.contains(location) {
+                try? registry.setSentinel(locations: locations + [location])
+            }
             return .notFirstLaunch
         }
         let isUpdate = cleanup.upgradeIndicatorKeys.contains(where: { indicators.object(forKey: $0) != nil })
-        if isUpdate || !hasSentinel {
+        // Linux: preferences marked somewhere else, or a sentinel that does not say where.
+        let elsewhere = hasSentinel && location.map { location in !(locations ?? []).contains(location) } == true
+        if isUpdate || !hasSentinel || elsewhere {
             do {
-                if !hasSentinel { try registry.setSentinel() }
+                if !hasSentinel || elsewhere {
+                    try registry.setSentinel(locations: (locations ?? []) + (location.map { [$0] } ?? []))
+                }
             } catch {
                 throw SecureStoreError(error, key: nil, namespace: nil)
             }
             try setMarker(marker, in: markerDefaults, registry: registry)
             log(.reinstallCleanup, key: nil, namespace: Namespace("*"), outcome: .skipped)
-            return isUpdate ? .markedExistingInstall : .firstRun
+            return isUpdate || elsewhere ? .markedExistingInstall : .firstRun
         }
         let leftovers = try namespaces()
         for namespace in leftovers {
