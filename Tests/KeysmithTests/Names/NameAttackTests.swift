@@ -43,3 +43,13 @@ struct NameAttackTests {
         }
     }
 }
+
+/// The store's bookkeeping separates the service prefix from a namespace with U+001F, so a
+/// prefix holding a control character could name another store's bookkeeping.
+struct ServicePrefixControlCharacterTests {
+    @Test func test_prefixWithControlCharacter_isRefused() {
+        for prefix in ["com.example\u{1F}evil", "com.example\u{0}x", "com.example\nx"] {
+            #expect(throws: SecureStoreError.self) { try SecureStore(servicePrefix: prefix) }
+        }
+    }
+}
