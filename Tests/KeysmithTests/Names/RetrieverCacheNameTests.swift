@@ -45,3 +45,14 @@ struct RetrieverCacheNameTests {
         #expect(retriever.explain(precomposed).wasCached == true)
     }
 }
+
+/// The policy errs on the safe side: the other Unicode form of a sensitive name is sensitive
+/// too, so no spelling of a sensitive key is served from a plaintext source.
+struct KeyPolicyNameTests {
+    @Test func test_unicodeTwinOfASensitiveName_isSensitive() {
+        let policy = KeyPolicy(sensitive: ["token_\(precomposed)"], enforcement: .always)
+        #expect(policy.isSensitive("token_\(decomposed)"))
+        #expect(policy.isSensitive("TOKEN_\(decomposed)"))
+        #expect(!policy.allows("token_\(decomposed)", from: .configFile, isRelease: false))
+    }
+}
