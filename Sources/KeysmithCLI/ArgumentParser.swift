@@ -233,7 +233,10 @@ public struct ArgumentParser: Sendable {
         var optionsEnded = false
 
         func record(_ option: OptionSpec, _ value: String?) throws(ArgumentError) {
-            if !option.isRepeatable, let earlier = result.lastOccurrence(of: option.name), earlier.value != value {
+            // Values compare byte for byte: "jos\u{E9}" and "jose\u{301}" are two service names.
+            if !option.isRepeatable, let earlier = result.lastOccurrence(of: option.name),
+                earlier.value.map({ Array($0.utf8) }) != value.map({ Array($0.utf8) })
+            {
                 throw .repeatedOption(option.displayName)
             }
             result.occurrences.append(OptionOccurrence(option.name, value))

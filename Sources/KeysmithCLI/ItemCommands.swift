@@ -447,7 +447,7 @@ private func runAdd(_ kind: PasswordKind, _ invocation: CommandInvocation) throw
 
 private func findCommand(_ kind: PasswordKind) -> Command {
     let options = kind.selectorOptions + [
-        OptionSpec(name: "password", short: "w", help: "Print only the secret, followed by a newline, and nothing else (also with --json or --quiet). Redirected or piped: its exact bytes. On a terminal, a secret with control characters is shown escaped, with a note."),
+        OptionSpec(name: "password", short: "w", help: "Print only the secret, followed by a newline, and nothing else (also with --json or --quiet). Redirected or piped: its exact bytes, then that newline (a program that stored bytes with --stdin-exact removes exactly one newline from the end). On a terminal, a secret with control characters is shown escaped, with a note."),
         OptionSpec(name: "show-password", short: "g", help: "Also print the secret, on standard error, as macOS security does: password: \"...\"."),
         OptionSpec(name: "table", long: "table", help: "Print the attributes as an aligned table with readable names instead of in macOS security's format."),
     ]

@@ -20,9 +20,38 @@ public enum KeysmithCommandLine {
     /// - Parameter arguments: The command line, program name first.
     /// - Returns: The exit status.
     public static func run(_ arguments: [String]) -> Int32 {
-        run(
+        if let refused = refusingArgumentsNotUTF8(output: .process()) { return refused }
+        return run(
             arguments, environment: processEnvironment(), output: .process(),
             secretInput: SecretInput(), fleet: .separateExecutable(processArguments: arguments))
+    }
+
+    /// Refuses a process whose command line holds an argument that is not valid UTF-8:
+    /// reports which one (never its bytes: it may be a secret given with `-w`) and returns the
+    /// usage exit status; `nil` when every argument is UTF-8.
+    ///
+    /// Names are bytes of UTF-8 text. `CommandLine.arguments` repairs every invalid byte into
+    /// U+FFFD, so `-s $'tenant\xFF'` and `-s $'tenant\xFE'` would both name the service
+    /// `tenant\u{FFFD}`, and one would read the other's item.
+    /// - Parameter output: Where the error goes.
+    /// - Returns: The exit status, or `nil`.
+    package static func refusingArgumentsNotUTF8(output: Output) -> Int32? {
+        let count = Int(CommandLine.argc)
+        guard count > 1 else { return nil }
+        for position in 1..<count {
+            guard let argument = CommandLine.unsafeArgv[position], String(validatingCString: argument) == nil else {
+                continue
+            }
+            let error = CommandLineError.usage(
+                "argument \(position) is not valid UTF-8 text; names (service, account, label, ...) are UTF-8, and "
+                    + "keysmith does not guess what other bytes mean (the argument is not repeated here). Pass names "
+                    + "as UTF-8 text, and secrets on standard input: --stdin-exact stores any bytes",
+                usageLine: HelpCommand.toolUsageLine)
+            report(error, commandName: nil, output: output)
+            output.flush()
+            return error.exitCode.rawValue
+        }
+        return nil
     }
 
     /// The process environment, as `ProcessInfo.processInfo.environment` gives it (each

@@ -162,7 +162,12 @@ public enum DockerCredentialHelper {
 
     /// The server URL on standard input, trimmed.
     private static func readServerURL(_ input: Data) throws(HelperFailure) -> String {
-        let text = String(decoding: input, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        // A server URL is UTF-8 text, compared byte for byte: other bytes are refused, never
+        // repaired into U+FFFD (two different URLs would become one item).
+        guard let decoded = String(validating: input, as: UTF8.self) else {
+            throw HelperFailure("the credentials server URL is not UTF-8 text")
+        }
+        let text = decoded.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { throw HelperFailure("no credentials server URL") }
         return text
     }

@@ -45,7 +45,7 @@ public struct GitCredential: Sendable {
     /// ```
     /// - Parameter input: The bytes git wrote on the helper's standard input.
     /// - Throws: ``HelperFailure`` for a line without `=` (the line itself is not
-    ///   repeated: it could hold a secret).
+    ///   repeated: it could hold a secret), or a name that is not UTF-8 text.
     public init(parsing input: Data) throws(HelperFailure) {
         let bytes = [UInt8](input)
         var start = 0
@@ -62,17 +62,27 @@ public struct GitCredential: Sendable {
             }
             let key = String(decoding: line[line.startIndex..<equals], as: UTF8.self)
             let value = line[(equals + 1)...]
-            func text() -> String { String(decoding: value, as: UTF8.self) }
+            // Names are UTF-8 text, compared byte for byte: a value that is not UTF-8 is
+            // refused, never repaired into U+FFFD (which would make `tenant\xFF` and
+            // `tenant\xFE` one item). The value is not repeated.
+            func text() throws(HelperFailure) -> String {
+                guard let text = String(validating: value, as: UTF8.self) else {
+                    throw HelperFailure(
+                        "keysmith: the \(key) on line \(lineNumber) is not UTF-8 text (it is not shown); keysmith stores "
+                            + "names as UTF-8 and does not guess what other bytes mean.")
+                }
+                return text
+            }
             switch key {
-            case "protocol": self.protocol = text()
-            case "host": host = text()
-            case "path": path = text()
-            case "username": username = text()
+            case "protocol": self.protocol = try text()
+            case "host": host = try text()
+            case "path": path = try text()
+            case "username": username = try text()
             case "password": password = Data(value)
-            case "password_expiry_utc": passwordExpiryUTC = text()
+            case "password_expiry_utc": passwordExpiryUTC = try text()
             case "oauth_refresh_token": oauthRefreshToken = Data(value)
-            case "capability[]": capabilities.append(text())
-            case "state[]": state.append(text())
+            case "capability[]": capabilities.append(try text())
+            case "state[]": state.append(try text())
             default: break  // wwwauth[], url and keys of later git versions: ignored, as git asks.
             }
         }

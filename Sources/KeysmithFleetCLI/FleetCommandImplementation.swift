@@ -51,7 +51,8 @@ public enum KeysmithFleetCommandLine {
     /// - Parameter arguments: The command line, program name first.
     /// - Returns: The exit status.
     public static func run(_ arguments: [String]) -> Int32 {
-        KeysmithCommandLine.run(
+        if let refused = KeysmithCommandLine.refusingArgumentsNotUTF8(output: .process()) { return refused }
+        return KeysmithCommandLine.run(
             arguments, environment: ProcessInfo.processInfo.environment, output: .process(),
             secretInput: SecretInput(), fleet: .linked(FleetCommandImplementation()))
     }

@@ -96,6 +96,8 @@ struct ArgumentParserTests {
         (["-Us"], .missingValue("-s")),
         (["--json=yes"], .unexpectedValue("--json")),
         (["-s", "a", "-s", "b"], .repeatedOption("-s")),
+        // Two values that differ only in Unicode form are two names (two services).
+        (["-s", "jos\u{E9}", "-s", "jose\u{301}"], .repeatedOption("-s")),
     ]
 
     @Test(arguments: invalidCases)

@@ -45,7 +45,16 @@ public struct ExactName: Sendable, Hashable, Comparable, ExpressibleByStringLite
 
     /// Whether the two names have the same UTF-8 bytes.
     public static func == (lhs: ExactName, rhs: ExactName) -> Bool {
-        lhs.text.utf8.count == rhs.text.utf8.count && lhs.text.utf8.elementsEqual(rhs.text.utf8)
+        let count = lhs.text.utf8.count
+        guard count == rhs.text.utf8.count else { return false }
+        // Native strings hold their UTF-8 contiguously: one memcmp, as for a cache hit.
+        let compared = lhs.text.utf8.withContiguousStorageIfAvailable { left in
+            rhs.text.utf8.withContiguousStorageIfAvailable { right in
+                count == 0 || memcmp(left.baseAddress!, right.baseAddress!, count) == 0
+            }
+        }
+        if let compared = compared ?? nil { return compared }
+        return lhs.text.utf8.elementsEqual(rhs.text.utf8)
     }
 
     /// Hashes the UTF-8 bytes.

@@ -470,7 +470,11 @@ public struct KeychainStore: Sendable {
             guard added == errSecDuplicateItem else { throw failure(added, .add, key: key) }
             (lastStatus, lastOperation) = (added, .add)
         }
-        throw failure(lastStatus, lastOperation, key: key)
+        throw KeychainError(
+            status: lastStatus, operation: lastOperation, service: service, key: key, detail: nil,
+            fix: "Other threads or processes added and removed this key \(Self.maximumWriteRounds) times while this set "
+                + "ran, so it never found the item in place nor the place free. Retry the set, or let one writer own "
+                + "the key (serialize the sets and removes of it).")
     }
 
     /// How many update-then-add rounds a write tries while concurrent writers and removers

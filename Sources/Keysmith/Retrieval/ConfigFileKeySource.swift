@@ -98,6 +98,17 @@ public struct ConfigFileKeySource: KeySource, CustomStringConvertible, CustomDeb
             throw KeyRetrievalError.malformedFile(
                 path: path, key: nil, reason: "the top level must be a dictionary of key names to entries")
         }
+        // Foundation's parser reads names that differ only in Unicode form as one name with
+        // one of the two values; a JSON file is checked against its names as spelt.
+        if format == .json {
+            let twins = PlaintextKeyNames.twins(in: data, parsed: dictionary, isJSON: true)
+            if !twins.isEmpty {
+                throw KeyRetrievalError.malformedFile(
+                    path: path, key: nil,
+                    reason: "the key names \(twins.joined(separator: ", ")) differ only in Unicode form; they are two names, "
+                        + "which this file's parser would read as one: give each key one spelling")
+            }
+        }
         var table: [ExactName: [Entry]] = [:]
         for entry in try ConfigFileKeySource.parseEntries(dictionary, path: path, defaultVersion: nil) {
             table[ExactName(entry.name), default: []].append(entry)

@@ -100,7 +100,8 @@ public final class KeyRetriever: Sendable {
         var consultation: (ordered: [any KeySource], unconsulted: [any KeySource])?
         var environment: BuildEnvironment
         var tagID: Int
-        var tagIDs: [String: Int]
+        /// The interned environment tags, byte for byte (cache entries are kept per tag).
+        var tagIDs: [ExactName: Int]
         var policy: KeyPolicy
         var allowsEnvironmentInRelease: Bool
         var cache = KeyRetrieverCache()
@@ -136,9 +137,9 @@ public final class KeyRetriever: Sendable {
         }
 
         mutating func internTag(_ tag: String) -> Int {
-            if let id = tagIDs[tag] { return id }
+            if let id = tagIDs[ExactName(tag)] { return id }
             let id = tagIDs.count
-            tagIDs[tag] = id
+            tagIDs[ExactName(tag)] = id
             return id
         }
     }
@@ -158,10 +159,18 @@ public final class KeyRetriever: Sendable {
         }
     }
 
+    /// One lookup in progress: the identifier byte for byte, so a lookup of a name never
+    /// waits for, and takes, the answer for another name that differs only in Unicode form.
     struct FlightKey: Hashable, Sendable {
         let tag: Int
-        let identifier: String
+        let identifier: ExactName
         let selector: Selector
+
+        init(tag: Int, identifier: String, selector: Selector) {
+            self.tag = tag
+            self.identifier = ExactName(identifier)
+            self.selector = selector
+        }
     }
 
     /// One lookup in progress; later callers for the same key wait for its answer.
@@ -225,8 +234,8 @@ public final class KeyRetriever: Sendable {
         logging: RetrieverLogging = .automatic,
         notificationCenter: NotificationCenter? = .default
     ) {
-        var tagIDs: [String: Int] = [:]
-        tagIDs[environment.tag] = 0
+        var tagIDs: [ExactName: Int] = [:]
+        tagIDs[ExactName(environment.tag)] = 0
         state = RetrieverLock(
             State(
                 sources: sources, priority: KeyRetriever.normalized(priority) ?? KeySourceKind.defaultPriority,

@@ -1,12 +1,18 @@
 import Dispatch
 
 /// What identifies a cached key: the environment tag (interned to a small number by the
-/// retriever) and the requested identifier. Only the identifier is hashed (one
-/// short-string hash, the cost of a plain dictionary lookup); the tag takes part in
-/// equality, and a retriever rarely holds keys for more than one tag at a time.
+/// retriever) and the requested identifier, byte for byte (``ExactName``: a key cached for
+/// `"jos\u{E9}"` is never served for `"jose\u{301}"`, another name, another item). Only the
+/// identifier is hashed (its bytes, the cost of a plain dictionary lookup); the tag takes
+/// part in equality, and a retriever rarely holds keys for more than one tag at a time.
 struct RetrieverCacheKey: Hashable, Sendable {
     let tag: Int
-    let identifier: String
+    let identifier: ExactName
+
+    init(tag: Int, identifier: String) {
+        self.tag = tag
+        self.identifier = ExactName(identifier)
+    }
 
     @inline(__always)
     func hash(into hasher: inout Hasher) {
@@ -19,11 +25,18 @@ struct RetrieverCacheKey: Hashable, Sendable {
     }
 }
 
-/// A cached exact-version lookup (`retrieve(_:version:)`, used to decrypt old data).
+/// A cached exact-version lookup (`retrieve(_:version:)`, used to decrypt old data); the
+/// identifier byte for byte, as in ``RetrieverCacheKey``.
 struct RetrieverExactCacheKey: Hashable, Sendable {
     let tag: Int
-    let identifier: String
+    let identifier: ExactName
     let version: KeyVersion
+
+    init(tag: Int, identifier: String, version: KeyVersion) {
+        self.tag = tag
+        self.identifier = ExactName(identifier)
+        self.version = version
+    }
 }
 
 /// The retriever's in-memory cache of resolved keys.

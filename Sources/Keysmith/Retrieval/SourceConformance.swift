@@ -96,17 +96,20 @@ public enum SourceConformance {
             problems.append("identifiers() threw: \(error)")
             return (problems, 0)
         }
-        if Set(names).count != names.count { problems.append("identifiers() lists some names more than once") }
-        let listed = Set(names)
+        // Names compare byte for byte, as the keychain compares them: "jos\u{E9}" and
+        // "jose\u{301}" are two keys, each listed once.
+        let listed = Set(names.map { ExactName($0) })
+        if listed.count != names.count { problems.append("identifiers() lists some names more than once") }
 
         // The source's own texts, checked against every record's bytes below.
         var dumped = ""
         dump(source, to: &dumped)
         let sourceTexts = [String(describing: source), String(reflecting: source), dumped]
-        var sourceLeaks: Set<String> = []
+        var sourceLeaks: Set<ExactName> = []
 
-        var snapshot: [String: [String]] = [:]
-        for name in listed.sorted() {
+        var snapshot: [ExactName: [String]] = [:]
+        for exactName in listed.sorted() {
+            let name = exactName.text
             let records: [KeyInfo]
             do {
                 records = try source.lookup(name)
@@ -117,7 +120,7 @@ public enum SourceConformance {
             if records.isEmpty { problems.append("identifiers() lists \"\(name)\" but lookup finds nothing") }
             var versions: Set<KeyVersion> = []
             for record in records {
-                if record.matchedName != name {
+                if ExactName(record.matchedName) != exactName {
                     problems.append("a record for \"\(name)\" has matchedName \"\(record.matchedName)\"")
                 }
                 if record.source != source.kind {
@@ -133,19 +136,23 @@ public enum SourceConformance {
                     problems.append(
                         "the description, debugDescription or location of \"\(name)\" contains the key bytes")
                 }
-                if !sourceLeaks.contains(name), leaks(record.data, into: sourceTexts) {
-                    sourceLeaks.insert(name)
+                if !sourceLeaks.contains(exactName), leaks(record.data, into: sourceTexts) {
+                    sourceLeaks.insert(exactName)
                     problems.append(
                         "String(describing:), String(reflecting:) or dump of the source contains the bytes of "
                             + "\"\(name)\"; give the source a redacting description, debugDescription and customMirror")
                 }
             }
-            snapshot[name] = records.map(\.version).sorted()
+            snapshot[exactName] = records.map(\.version).sorted()
 
-            // Fuzzy matches (prefixes, longer names) are out; case rules of the source's
-            // own naming scheme (the environment's PREFIX_NAME) are its business.
-            let others = [name + "_test", "x" + name, name.count > 1 ? String(name.dropLast()) : nil].compactMap { $0 }
-            for spelling in others where !listed.contains(spelling) {
+            // Fuzzy matches (prefixes, longer names, the other Unicode form of the same
+            // text) are out; case rules of the source's own naming scheme (the
+            // environment's PREFIX_NAME) are its business.
+            let others = [
+                name + "_test", "x" + name, name.count > 1 ? String(name.dropLast()) : nil,
+                name.decomposedStringWithCanonicalMapping, name.precomposedStringWithCanonicalMapping,
+            ].compactMap { $0 }
+            for spelling in others where !listed.contains(ExactName(spelling)) {
                 if let found = try? source.lookup(spelling), !found.isEmpty {
                     problems.append(
                         "lookup(\"\(spelling)\") found \"\(name)\": matching must be exact (the retriever tries spellings)"
@@ -159,7 +166,7 @@ public enum SourceConformance {
                 problems.append("expected key \"\(name)\" is missing")
                 continue
             }
-            if !listed.contains(name) { problems.append("expected key \"\(name)\" is not listed by identifiers()") }
+            if !listed.contains(ExactName(name)) { problems.append("expected key \"\(name)\" is not listed by identifiers()") }
             let have = Set(found.map(\.keyVersion))
             for version in versions where !have.contains(KeyVersion(version)) {
                 problems.append("expected key \"\(name)\" lacks version \(version)")
@@ -173,7 +180,7 @@ public enum SourceConformance {
             for _ in 0..<8 {
                 group.addTask {
                     var count = 0
-                    for name in sample where (try? source.lookup(name))?.map(\.version).sorted() != single[name] {
+                    for name in sample where (try? source.lookup(name.text))?.map(\.version).sorted() != single[name] {
                         count += 1
                     }
                     return count

@@ -85,7 +85,10 @@ extension SecureStore {
     ///   - namespace: The namespace the values move to (default ``Namespace/default``).
     /// - Returns: What happened to each key.
     /// - Throws: ``SecureStoreError``: ``SecureStoreError/Code/decodingFailed`` when the file
-    ///   is not a JSON or property-list dictionary; ``SecureStoreError/Code/invalidValue``
+    ///   is not a JSON or property-list dictionary, or holds keys that differ only in Unicode
+    ///   form (`jos\u{E9}`, `jose\u{301}`), which Foundation's parsers read as one key (in a
+    ///   property list, any key with characters of several Unicode forms: the parsed file
+    ///   cannot tell whether it had a twin); nothing is moved then; ``SecureStoreError/Code/invalidValue``
     ///   when it is not a regular file, has several hard links, or belongs to another user
     ///   (nothing is moved then); ``SecureStoreError/Code/unknown`` when it cannot be
     ///   rewritten (the message names the keys whose plaintext copies are still in it; they
@@ -112,6 +115,21 @@ extension SecureStore {
                 .decodingFailed,
                 message: "The file '\(fileURL.lastPathComponent)' is not a JSON or property-list dictionary; nothing was migrated.",
                 namespace: namespace.name)
+        }
+
+        // Foundation's parsers take keys that differ only in Unicode form for one: refuse
+        // such a file whole rather than store one name's value under the other and rewrite
+        // the file without the other.
+        let twins = PlaintextKeyNames.twins(in: file.contents, parsed: dictionary, isJSON: isJSON)
+        if !twins.isEmpty {
+            throw SecureStoreError(
+                .decodingFailed,
+                message: "'\(fileURL.lastPathComponent)' has keys that differ only in Unicode form or may have such a twin "
+                    + "(\(twins.joined(separator: ", "))): its parser would read them as one key with one value, so "
+                    + "nothing was migrated and the file is unchanged.",
+                namespace: namespace.name,
+                fix: "Give each such key one spelling in the file (or move those values with SecureStore.set yourself), "
+                    + "then run the migration again.")
         }
 
         var removed: [String] = []

@@ -109,7 +109,7 @@ public struct SecureStore: Sendable {
     ///     UTF-8 bytes per character).
     ///   - logger: The logging hook, or `nil`.
     /// - Throws: ``SecureStoreError`` with code ``SecureStoreError/Code/invalidValue`` for an
-    ///   empty prefix or a size limit below 1.
+    ///   empty prefix, one with a trailing dot or a control character, or a size limit below 1.
     public init(
         servicePrefix: String, accessibility: Accessibility = .afterFirstUnlockThisDeviceOnly,
         accessGroup: String? = nil, sizeLimit: Int = 2048, logger: SecureStoreLogger? = nil
@@ -126,7 +126,7 @@ public struct SecureStore: Sendable {
     ///   - provider: The byte layer, or `nil` for a ``KeychainStoreProvider`` built from
     ///     `configuration`.
     /// - Throws: ``SecureStoreError`` with code ``SecureStoreError/Code/invalidValue`` for an
-    ///   empty prefix or a size limit below 1.
+    ///   empty prefix, one with a trailing dot or a control character, or a size limit below 1.
     public init(configuration: Configuration, provider: (any SecureStoreProvider)? = nil) throws(SecureStoreError) {
         let prefix = configuration.servicePrefix
         guard !prefix.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, !prefix.hasSuffix(".") else {
@@ -134,6 +134,14 @@ public struct SecureStore: Sendable {
                 .invalidValue,
                 message: "The service prefix '\(prefix)' is not usable: give a reverse-DNS name without a trailing dot, "
                     + "for example \"com.example.app.store\".")
+        }
+        // The store's bookkeeping separates the prefix from a namespace with a control
+        // character (U+001F), as namespace names may hold none.
+        guard !prefix.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
+            throw SecureStoreError(
+                .invalidValue,
+                message: "The service prefix contains a control character: give a reverse-DNS name of printable "
+                    + "characters, for example \"com.example.app.store\".")
         }
         guard configuration.sizeLimit >= 1 else {
             throw SecureStoreError(.invalidValue, message: "The size limit must be at least 1; got \(configuration.sizeLimit).")

@@ -47,6 +47,24 @@ struct SetRacingRemoveTests {
         }
     }
 
+    @Test func test_set_thatGivesUp_saysOtherWritersKeptRacing_notThatTheItemExists() throws {
+        try withTemporaryKeychain {
+            let faults = ErrorInjection()
+            let store = try KeychainStore(service: uniqueService(), errorInjection: faults)
+            faults.failNext(.update, with: errSecItemNotFound, count: Int.max)
+            faults.failNext(.add, with: errSecDuplicateItem, count: Int.max)
+            do throws(KeychainError) {
+                try store.set("S3CRET-VALUE", for: "contested")
+                Issue.record("set succeeded although every round was lost")
+            } catch {
+                let advice = error.recoverySuggestion ?? ""
+                #expect(advice.contains("removed"), "\(advice)")
+                #expect(!advice.contains("if you call SecItemAdd yourself"), "\(advice)")
+                #expect(!"\(error)".contains("S3CRET"))
+            }
+        }
+    }
+
     @Test func test_concurrentSetsAndRemovesOfOneKey_neverFailASet() throws {
         try withTemporaryKeychain {
             let environment = KeychainEnvironment.current

@@ -36,3 +36,25 @@ struct KeySourceNameTests {
         }
     }
 }
+
+/// A JSON key file with two names that differ only in Unicode form: Foundation's parser
+/// reads them as one name, with one of the two values; the file is refused rather than
+/// serve one name's key for the other.
+struct ConfigFileTwinNameTests {
+    @Test func test_jsonKeyFileWithUnicodeTwinNames_isRefusedNamingThem() {
+        let json = #"{"token_jos\u00e9": {"value": "QUxJQ0U=", "version": "1"}, "token_jose\u0301": {"value": "Qk9C", "version": "1"}}"#
+        do {
+            _ = try ConfigFileKeySource(data: Data(json.utf8), format: .json, path: "Keys.json")
+            Issue.record("a key file with Unicode twin names was accepted")
+        } catch {
+            #expect("\(error)".contains("Unicode form"), "\(error)")
+        }
+    }
+
+    @Test func test_jsonKeyFileWithOneFormOfAnAccentedName_reads() throws {
+        let json = #"{"token_jose\u0301": {"value": "Qk9C", "version": "1"}}"#
+        let source = try ConfigFileKeySource(data: Data(json.utf8), format: .json, path: "Keys.json")
+        #expect(source.lookup("token_\(decomposed)").first?.data == Data("BOB".utf8))
+        #expect(source.lookup("token_\(precomposed)").isEmpty)
+    }
+}

@@ -97,7 +97,14 @@ class KeysmithKeyring(KeyringBackend):
             raise PasswordSetError(
                 "keysmith stores no empty password (nothing was changed): to remove the password, call delete_password"
             )
-        secret = password.encode("utf-8")  # --stdin-exact stores every byte, trailing newlines included
+        secret = _utf8(password)  # --stdin-exact stores every byte, trailing newlines included
+        if secret is None:
+            # Raised outside any handler: the error holds no encoding error, so no part of the
+            # password and no reference to it.
+            raise PasswordSetError(
+                f"could not store the password for service {service!r} and username {username!r}: the password "
+                "holds a lone surrogate, which is not text and cannot be written as UTF-8 (nothing was changed)"
+            )
         try:
             self._run(
                 ["add-generic-password", *_names(service, _account(username)), "-U", "--stdin-exact"],
@@ -186,6 +193,13 @@ class KeysmithKeyring(KeyringBackend):
             )
         except OSError as exc:
             raise error(f"could not run keysmith to {action}: {exc.strerror}") from None
+        except ValueError:
+            # A name with a NUL (no command-line argument can hold one) or a lone surrogate
+            # (not text, so not UTF-8): keysmith never sees it, and nothing is changed.
+            raise error(
+                f"could not {action}: a service or user name holds a NUL character or a lone surrogate, which keysmith "
+                "names cannot hold (nothing was changed)"
+            ) from None
         if completed.returncode == 0:
             return completed.stdout
         if completed.returncode == NOT_FOUND and missing_ok:
@@ -214,6 +228,14 @@ def _option(flag: str, value: str) -> List[str]:
 def _names(service: str, account: str) -> List[str]:
     """The ``-s`` and ``-a`` arguments that select one generic password."""
     return _option("-s", service) + _option("-a", account)
+
+
+def _utf8(text: str) -> Optional[bytes]:
+    """``text`` as UTF-8, or None when it cannot be (without keeping the encoding error)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
 
 
 def _text(data: bytes) -> Optional[str]:

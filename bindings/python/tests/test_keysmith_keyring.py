@@ -274,3 +274,26 @@ def test_a_stored_secret_that_is_not_utf8_raises_a_keyring_error_holding_none_of
     assert all(not isinstance(argument, (bytes, bytearray)) for argument in error.args)
     with pytest.raises(KeyringError):
         KeysmithKeyring().get_credential("binary.example.com", "u")
+
+
+@pytest.mark.parametrize("service, username", [("nul\0service", "u"), ("svc", "nul\0user"), ("lone\ud800surrogate", "u")])
+def test_a_name_keysmith_cannot_take_raises_a_keyring_error_naming_neither_the_password(home, service, username):
+    backend = KeysmithKeyring()
+    password = secret()
+    with pytest.raises(PasswordSetError) as raised:
+        backend.set_password(service, username, password)
+    assert password not in str(raised.value)
+    for call in (lambda: backend.get_password(service, username), lambda: backend.delete_password(service, username)):
+        with pytest.raises(KeyringError):
+            call()
+
+
+def test_a_password_that_cannot_be_utf8_raises_a_keyring_error_holding_none_of_it(home):
+    backend = KeysmithKeyring()
+    password = "SECRET-" + secret() + "\ud800"
+    with pytest.raises(PasswordSetError) as raised:
+        backend.set_password("surrogate.example.com", "u", password)
+    error = raised.value
+    assert "SECRET" not in str(error)
+    assert error.__cause__ is None and error.__context__ is None
+    assert backend.get_password("surrogate.example.com", "u") is None
