@@ -63,6 +63,18 @@ import Testing
         #expect(try keysmith(["set-keychain-settings", "-t", "soon"], home: home).status == 2)
     }
 
+    /// A keychain without a passphrase never locks: the setting is kept for when it gets one,
+    /// and the answer says so instead of promising a lock.
+    @Test func setKeychainSettingsWithoutAPassphraseSaysTheKeychainNeverLocksYet() throws {
+        let home = TemporaryHome()
+        #expect(try keysmith(["create", "--no-passphrase"], home: home).status == 0)
+        let settings = try keysmith(["set-keychain-settings", "-t", "60"], home: home)
+        #expect(settings.status == 0, "\(settings)")
+        let said = (settings.stdout + settings.stderr).split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(said.contains("no passphrase"), "\(settings)")
+        #expect(said.contains("keysmith passwd"), "how to give it one: \(settings)")
+    }
+
     @Test func showKeychainInfoNamesTheKeychainAndItsState() throws {
         let home = TemporaryHome()
         let missing = try keysmith(["show-keychain-info"], home: home)
