@@ -161,11 +161,15 @@ public enum CommandRegistry {
             let distance = editDistance(typed, command.name)
             let words = command.name.split(separator: "-")
             // A word of the name typed that is a word (or, from three letters, the start of one) of the command's.
-            let shared = typedWords.filter { word in words.contains { $0 == word || (word.count >= 3 && $0.hasPrefix(word)) } }.count
+            func isShared(_ word: Substring) -> Bool { words.contains { $0 == word || (word.count >= 3 && $0.hasPrefix(word)) } }
+            let shared = typedWords.filter(isShared).count
+            // Shared words count only with the first word typed among them: `remove-keychain`
+            // shares `keychain` with `create-keychain`, which does the opposite.
+            let keepsTheVerb = typedWords.first.map(isShared) ?? false
             let rank: (Int, Int, Int)
             if distance <= max(2, typed.count / 4) {
                 rank = (0, distance, 0)
-            } else if shared > 0 {
+            } else if shared > 0 && keepsTheVerb {
                 rank = (1, -shared, distance)
             } else {
                 continue
@@ -174,6 +178,31 @@ public enum CommandRegistry {
         }
         return best?.name
     }
+
+    /// Why a macOS `security` command that has no counterpart here is not needed, or how to
+    /// do its job without it; `nil` for other names.
+    /// - Parameter name: The unknown name.
+    /// - Returns: The explanation, in place of a suggestion.
+    public static func macOSNote(for name: String) -> String? {
+        macOSNotes.first { $0.macOS == name.lowercased() }?.note
+    }
+
+    /// macOS `security` commands with no counterpart here (a suggestion would name a command
+    /// that does something else), and what to do instead.
+    static let macOSNotes: [(macOS: String, note: String)] = [
+        ("delete-keychain",
+         "keysmith has no delete-keychain: a keychain is its directory (--keychain DIRECTORY, KEYSMITH_HOME); "
+            + "deleting it with rm -r DIRECTORY deletes every item in it"),
+        ("set-key-partition-list",
+         "keysmith needs no set-key-partition-list: there are no per-application access lists here; every program "
+            + "entitled to an item's access group reads it (see --access-group)"),
+        ("set-generic-password-partition-list",
+         "keysmith needs no set-generic-password-partition-list: there are no per-application access lists here; "
+            + "every program entitled to an item's access group reads it (see --access-group)"),
+        ("set-internet-password-partition-list",
+         "keysmith needs no set-internet-password-partition-list: there are no per-application access lists here; "
+            + "every program entitled to an item's access group reads it (see --access-group)"),
+    ]
 
     /// macOS `security` commands that have no command of the same name here, with the one
     /// that does their job.

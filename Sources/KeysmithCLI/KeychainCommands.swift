@@ -257,7 +257,11 @@ public enum HelpCommand {
     /// The error for a command name that is not registered (with a suggestion if close).
     static func unknownCommand(_ name: String, usageLine: String) -> CommandLineError {
         var message = "unknown command '\(name)'"
-        if let suggestion = CommandRegistry.suggestion(for: name) { message += " (did you mean '\(suggestion)'?)" }
+        if let note = CommandRegistry.macOSNote(for: name) {
+            message += " (\(note))"
+        } else if let suggestion = CommandRegistry.suggestion(for: name) {
+            message += " (did you mean '\(suggestion)'?)"
+        }
         return .usage(message + "; 'keysmith help' lists the commands", usageLine: usageLine)
     }
 

@@ -283,7 +283,7 @@ private let statusCommand = Command(
     let autoLock: String
     switch (passphrase, state, timeLeft) {
     case (false, _, _): autoLock = "none (no passphrase: always unlocked)"
-    case (_, .unlocked, .seconds(let seconds)): autoLock = "in \(durationText(seconds)) (keysmith unlock --timeout SECONDS sets it)"
+    case (_, .unlocked, .seconds(let seconds)): autoLock = "in \(durationText(seconds)) (set-keychain-settings -t SECONDS sets it for every unlock)"
     case (_, .unlocked, _): autoLock = "never: unlocked until 'keysmith lock'"
     default: autoLock = "locked now; 'keysmith unlock' unlocks it " + (nextUnlock.map { "for \($0) seconds" } ?? "until 'keysmith lock'")
     }
@@ -326,7 +326,7 @@ private let exportCommand = Command(
 
         Items that stay here, counted in the report by kind: items accessible only on this device (…ThisDeviceOnly, among them SecureStore's default afterFirstUnlockThisDeviceOnly), which never leave it, and items whose access control needs the user (--access-control: user presence, biometry, the passcode), since the archive keeps no access control.
 
-        While the keychain is locked and holds items that need it unlocked, export writes nothing (an archive without them would pass for complete): it counts them, per accessibility; unlock the keychain and export again.
+        While the keychain is locked and holds items that need it unlocked, export writes nothing (an archive without them would pass for complete): it counts them, per accessibility, before it asks for the archive passphrase; unlock the keychain and export again.
 
         Example:
 
@@ -340,6 +340,8 @@ private let exportCommand = Command(
     }
     let directory = invocation.settings.keychainDirectory ?? KeychainEnvironment.current.directory
     guard try withKeychain(invocation, { KeychainEnvironment.keychainExists }) else { throw noKeychain(directory) }
+    // Locked: refused before the archive passphrase is asked for (twice, on a terminal).
+    try withKeychain(invocation) { try KeychainArchive.checkReadableForExport() }
     let passphrase = try readPassphrases(invocation, prompts: [("archive passphrase: ", true)])[0]
     let result = try withKeychain(invocation) { try KeychainArchive.export(passphrase: passphrase) }
     let archive = result.archive

@@ -245,17 +245,22 @@ private let setKeychainSettings = Command(
     if invocation.arguments.contains("lock-on-sleep") {
         invocation.output.warning("-l (lock on sleep) does nothing here: keysmith does not see the machine sleep.")
     }
-    let (directory, appliedNow) = try withNamedKeychain(invocation) { directory in
+    let (directory, appliedNow, hasPassphrase) = try withNamedKeychain(invocation) { directory in
         guard KeychainEnvironment.keychainExists else { throw noKeychain(directory) }
-        return (directory, try KeychainEnvironment.setAutoLock(setting))
+        return (directory, try KeychainEnvironment.setAutoLock(setting), KeychainEnvironment.hasPassphrase)
     }
     let when: String
     switch setting {
     case .never: when = "stays unlocked until 'keysmith lock'"
+    case .after(let seconds) where !hasPassphrase:
+        // Kept for later: a keychain without a passphrase is always unlocked.
+        when = "will lock itself \(seconds) seconds after each unlock once it has a passphrase; it has no passphrase "
+            + "now, so it is always unlocked (give it one with 'keysmith passwd')"
     case .after(let seconds): when = "locks itself \(seconds) seconds after each unlock"
     }
     invocation.output.info(
-        "the keychain in \(directory.path) \(when)" + (appliedNow && setting != .never ? " (counted from now, as it is unlocked)" : ""))
+        "the keychain in \(directory.path) \(when)"
+            + (appliedNow && hasPassphrase && setting != .never ? " (counted from now, as it is unlocked)" : ""))
 }
 
 private let showKeychainInfo = Command(

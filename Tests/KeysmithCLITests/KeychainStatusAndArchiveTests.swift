@@ -49,6 +49,8 @@ import Testing
         let timed = try keysmith(["status"], home: home)
         let autoLock = try #require(timed.stdout.split(separator: "\n").first { $0.hasPrefix("auto-lock") }, "\(timed)")
         #expect(autoLock.contains("in "), "\(timed)")
+        // How to change it for every unlock, not only the next one.
+        #expect(autoLock.contains("set-keychain-settings -t"), "\(timed)")
         let seconds = try #require(try keysmith(["--json", "status"], home: home).json()["autoLockSeconds"] as? Int)
         #expect(seconds > 0 && seconds <= 600, "\(seconds)")
 
@@ -100,6 +102,23 @@ import Testing
         let exported = try keysmith(["export", archive, "--stdin"], home: home, standardInput: "archive\n", environment: Self.fast)
         #expect(exported.status == 0, "\(exported)")
         #expect((exported.stdout + exported.stderr).contains("exported 3 item(s)"), "\(exported)")
+    }
+
+    /// A locked keychain is refused before the archive passphrase is asked for: nobody types a
+    /// new passphrase twice to learn that nothing can be exported yet.
+    @Test func exportWhileLockedRefusesBeforeAskingForThePassphrase() throws {
+        let home = TemporaryHome()
+        #expect(try keysmith(["create", "--stdin"], home: home, standardInput: "pass\n", environment: Self.fast).status == 0)
+        defer { _ = try? keysmith(["lock", "--all"], home: home) }
+        try Self.add(home, "a", "whenUnlocked")
+        #expect(try keysmith(["lock"], home: home).status == 0)
+        let archive = home.url.appendingPathComponent("locked.ksarchive").path
+        // No passphrase on standard input: the refusal must come before it is read.
+        let refused = try keysmith(["export", archive, "--stdin"], home: home, standardInput: "", environment: Self.fast)
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.stderr.contains("1 whenUnlocked item cannot be read now"), "\(refused)")
+        #expect(!refused.stderr.contains("standard input"), "the passphrase was not asked for: \(refused)")
+        #expect(!FileManager.default.fileExists(atPath: archive), "nothing is written")
     }
 
     @Test func exportSaysWhatItLeftBehindAndWhy() throws {

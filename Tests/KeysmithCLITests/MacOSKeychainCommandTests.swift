@@ -63,6 +63,18 @@ import Testing
         #expect(try keysmith(["set-keychain-settings", "-t", "soon"], home: home).status == 2)
     }
 
+    /// A keychain without a passphrase never locks: the setting is kept for when it gets one,
+    /// and the answer says so instead of promising a lock.
+    @Test func setKeychainSettingsWithoutAPassphraseSaysTheKeychainNeverLocksYet() throws {
+        let home = TemporaryHome()
+        #expect(try keysmith(["create", "--no-passphrase"], home: home).status == 0)
+        let settings = try keysmith(["set-keychain-settings", "-t", "60"], home: home)
+        #expect(settings.status == 0, "\(settings)")
+        let said = (settings.stdout + settings.stderr).split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(said.contains("no passphrase"), "\(settings)")
+        #expect(said.contains("keysmith passwd"), "how to give it one: \(settings)")
+    }
+
     @Test func showKeychainInfoNamesTheKeychainAndItsState() throws {
         let home = TemporaryHome()
         let missing = try keysmith(["show-keychain-info"], home: home)
@@ -107,6 +119,25 @@ import Testing
             let result = try keysmith([typed], home: home)
             #expect(result.status == 2, "\(typed): \(result)")
             #expect(result.stderr.contains("did you mean '\(suggestion)'?"), "\(typed): \(result)")
+        }
+        // A macOS command with no counterpart here is explained, not answered with a command
+        // that does something else (delete-keychain is not create-keychain).
+        let delete = try keysmith(["delete-keychain", "build.keychain"], home: home)
+        #expect(delete.status == 2, "\(delete)")
+        #expect(!delete.stderr.contains("did you mean"), "\(delete)")
+        #expect(delete.stderr.contains("rm -r"), "how to delete a keychain here: \(delete)")
+        for typed in ["set-key-partition-list", "set-generic-password-partition-list"] {
+            let partitions = try keysmith([typed, "-S", "apple-tool:,apple:", "-s", "-k", "pw"], home: home)
+            #expect(partitions.status == 2, "\(partitions)")
+            #expect(!partitions.stderr.contains("did you mean"), "\(partitions)")
+            #expect(partitions.stderr.contains("access group"), "why it is not needed: \(partitions)")
+        }
+        // A suggestion from shared words keeps the verb typed: never a command that does
+        // another thing to the same noun.
+        for typed in ["remove-keychain", "destroy-keychain"] {
+            let result = try keysmith([typed], home: home)
+            #expect(result.status == 2, "\(typed): \(result)")
+            #expect(!result.stderr.contains("did you mean"), "\(typed): \(result)")
         }
         // Far from every command: no guess, the way to the list.
         let far = try keysmith(["xyzzyqw"], home: home)

@@ -114,6 +114,17 @@ public enum KeychainArchive {
         return ExportResult(archive: header + sealed.nonce + sealed.ciphertext, count: items.count, leftBehind: leftBehind)
     }
 
+    /// Throws what ``export(passphrase:)`` would throw because the keychain is locked, before
+    /// a program asks for the archive passphrase: nobody types a new passphrase twice to learn
+    /// that nothing can be exported yet. Reads the same items as an export, and keeps nothing.
+    /// - Throws: ``KeychainStateError``: errSecInteractionNotAllowed while locked (with the
+    ///   locked items counted), or a failure to read the items.
+    public static func checkReadableForExport() throws {
+        for itemClass in [kSecClassGenericPassword, kSecClassInternetPassword, kSecClassKey, kSecClassCertificate] {
+            _ = try matches(of: itemClass, returningData: true)
+        }
+    }
+
     /// Every item of `itemClass` the current process reads, with attributes (and data,
     /// leaving out items that need the user).
     private static func matches(of itemClass: CFString, returningData: Bool) throws -> [[String: Any]] {

@@ -76,7 +76,7 @@ public struct KeychainPassphraseAuthenticator: KeychainAuthenticator, KeyReleasi
             // What to type, after the program's reason: the passphrase of which keychain.
             let question = "keychain passphrase for \(keychainDirectory.path)"
             var prompt = request.reason.isEmpty ? question : request.reason + "\n" + question
-            if attempt > 1 { prompt = "Wrong passphrase; try again. " + prompt }
+            if attempt > 1 { prompt = "Wrong passphrase; try again.\n" + prompt }
             let passphrase = try reader.read(prompt + ": ", request.interactionAllowed)
             let key: SecretKey?
             do {

@@ -59,7 +59,7 @@ public struct ExactName: Sendable, Hashable, Comparable, ExpressibleByStringLite
 
     /// Hashes the UTF-8 bytes.
     public func hash(into hasher: inout Hasher) {
-        let hashed = text.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        let hashed: Void? = text.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         if hashed == nil {
             // A bridged string without contiguous UTF-8: the same bytes, copied.
             Array(text.utf8).withUnsafeBytes { hasher.combine(bytes: $0) }
