@@ -190,9 +190,6 @@ public enum CommandRegistry {
     /// macOS `security` commands with no counterpart here (a suggestion would name a command
     /// that does something else), and what to do instead.
     static let macOSNotes: [(macOS: String, note: String)] = [
-        ("delete-keychain",
-         "keysmith has no delete-keychain: a keychain is its directory (--keychain DIRECTORY, KEYSMITH_HOME); "
-            + "deleting it with rm -r DIRECTORY deletes every item in it"),
         ("set-key-partition-list",
          "keysmith needs no set-key-partition-list: there are no per-application access lists here; every program "
             + "entitled to an item's access group reads it (see --access-group)"),

@@ -117,6 +117,9 @@ public struct GenericPasswordItem: Sendable {
     /// The item's data, when the search returns data and the item has some (a copy; the
     /// keychain's own buffer is zeroed when it is released).
     public let data: Data?
+    /// Whether the item is behind access control (`kSecAttrAccessControl`): reading its
+    /// data is an evaluation of its policy.
+    public let isAccessControlled: Bool
 
     /// The item as the search returns it: the data only when asked for (a record always
     /// carries its stored secret, which for an item behind access control is still sealed
@@ -130,6 +133,7 @@ public struct GenericPasswordItem: Sendable {
         label = string("labl")
         comment = string("icmt")
         accessGroup = string("agrp")
+        if case .accessControl? = record.attributes["accc"] { isAccessControlled = true } else { isAccessControlled = false }
         if withData, !record.sealedForAccessControl, let secret = record.secret {
             data = secret.withUnsafeBytes { Data($0) }
         } else {

@@ -27,10 +27,14 @@ public struct KeyInfo: Sendable, Equatable, CustomStringConvertible, CustomDebug
         let source: KeySourceKind
         let sourceDescription: String
         let locationParts: Location
+        /// Whether the copy is a keychain item behind access control (user presence, the
+        /// passphrase, biometry): each read is an evaluation, so the retriever never caches it.
+        let needsUserAuthentication: Bool
 
         init(
             identifier: String, matchedName: String, version: String, data: Data,
-            source: KeySourceKind, sourceDescription: String, locationParts: Location
+            source: KeySourceKind, sourceDescription: String, locationParts: Location,
+            needsUserAuthentication: Bool = false
         ) {
             self.identifier = identifier
             self.matchedName = matchedName
@@ -39,6 +43,7 @@ public struct KeyInfo: Sendable, Equatable, CustomStringConvertible, CustomDebug
             self.source = source
             self.sourceDescription = sourceDescription
             self.locationParts = locationParts
+            self.needsUserAuthentication = needsUserAuthentication
         }
 
         /// ``KeyInfo/location`` as text.
@@ -89,11 +94,13 @@ public struct KeyInfo: Sendable, Equatable, CustomStringConvertible, CustomDebug
     /// A key record whose location is given in parts and spelled out when read.
     init(
         identifier: String, matchedName: String, version: String, data: Data,
-        source: KeySourceKind, sourceDescription: String, locationParts: Location
+        source: KeySourceKind, sourceDescription: String, locationParts: Location,
+        needsUserAuthentication: Bool = false
     ) {
         storage = Storage(
             identifier: identifier, matchedName: matchedName, version: version, data: data,
-            source: source, sourceDescription: sourceDescription, locationParts: locationParts)
+            source: source, sourceDescription: sourceDescription, locationParts: locationParts,
+            needsUserAuthentication: needsUserAuthentication)
     }
 
     /// The identifier the caller asked for (for example `apiKey`).
@@ -123,11 +130,12 @@ public struct KeyInfo: Sendable, Equatable, CustomStringConvertible, CustomDebug
 
     /// A copy with `identifier` replaced (used by the retriever to report what was asked).
     func withIdentifier(_ identifier: String) -> KeyInfo {
-        if identifier == storage.identifier { return self }
+        if ExactName(identifier) == ExactName(storage.identifier) { return self }
         return KeyInfo(
             identifier: identifier, matchedName: storage.matchedName, version: storage.version,
             data: storage.data, source: storage.source,
-            sourceDescription: storage.sourceDescription, locationParts: storage.locationParts)
+            sourceDescription: storage.sourceDescription, locationParts: storage.locationParts,
+            needsUserAuthentication: storage.needsUserAuthentication)
     }
 
     /// `KeyInfo(api_key, version=2024.06.01, source=Keychain)`; never the key bytes.

@@ -407,8 +407,11 @@ public final class KeyRetriever: Sendable {
 
     /// Whether `result` is a key from the keychain, and the keychain it came from (the
     /// current one) has a passphrase: its items can be locked away, so it is not cached.
+    /// A key behind access control is never cached either, on any platform: each lookup is
+    /// an evaluation of its policy.
     static func mayBeLocked(_ result: Result<KeyInfo?, any Error>) -> Bool {
         guard case .success(let info?) = result, info.source == .keychain else { return false }
+        if info.storage.needsUserAuthentication { return true }
         #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
             return KeychainEnvironment.hasPassphrase
         #else

@@ -60,6 +60,8 @@ public struct KeychainKeySource: KeySource {
         let version: String
         let accessGroup: String?
         let data: Data?
+        /// Whether the item is behind access control (`kSecAttrAccessControl`).
+        var needsUserAuthentication = false
 
         /// Whether `other` is the same keychain item: the same account and access group,
         /// byte for byte.
@@ -82,7 +84,8 @@ public struct KeychainKeySource: KeySource {
             return KeyInfo(
                 identifier: name, matchedName: name, version: item.version, data: data, source: .keychain,
                 sourceDescription: sourceDescription,
-                locationParts: .keychainItem(service: service, account: item.account, accessGroup: item.accessGroup))
+                locationParts: .keychainItem(service: service, account: item.account, accessGroup: item.accessGroup),
+                needsUserAuthentication: item.needsUserAuthentication)
         }
     }
 
@@ -281,7 +284,10 @@ public struct KeychainKeySource: KeySource {
         }
         let items = results.map { matches in
             matches.map {
-                item(account: $0.account, label: $0.label, comment: $0.comment, group: $0.accessGroup, data: $0.data)
+                var found = item(
+                    account: $0.account, label: $0.label, comment: $0.comment, group: $0.accessGroup, data: $0.data)
+                found.needsUserAuthentication = $0.isAccessControlled
+                return found
             }
         }
         return (items[0], items[1])
@@ -302,12 +308,14 @@ public struct KeychainKeySource: KeySource {
     /// Reads one returned attribute dictionary: `name@version` accounts with a label are
     /// versioned items; anything else is a one-item-per-key item named by its account.
     private func item(from attributes: [String: Any]) -> Item {
-        item(
+        var found = item(
             account: attributes[kSecAttrAccount as String] as? String,
             label: attributes[kSecAttrLabel as String] as? String,
             comment: attributes[kSecAttrComment as String] as? String,
             group: attributes[kSecAttrAccessGroup as String] as? String,
             data: attributes[kSecValueData as String] as? Data)
+        found.needsUserAuthentication = attributes[kSecAttrAccessControl as String] != nil
+        return found
     }
 
     /// An item from its attributes, as ``item(from:)`` reads them.

@@ -43,5 +43,35 @@
                 #expect(try retriever.retrieve("api_key")?.string() == "k")  // from the cache
             }
         }
+
+        /// A key behind access control is never served from the cache: each lookup is an
+        /// evaluation of its policy, even in a keychain without a passphrase and with a time
+        /// to live. A refused evaluation refuses the lookup that follows a good one.
+        @Test func anAccessControlledKeyIsEvaluatedAtEveryLookup() throws {
+            let finger = ScriptedAuthenticator(outcomes: [.success, .success, .cancel])
+            try withRetrievalKeychain {
+                try KeychainAuthenticators.withAuthenticators(KeychainAuthenticators([finger])) { () throws in
+                    let service = retrievalService()
+                    let control = SecAccessControlCreateWithFlags(
+                        nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, .userPresence, nil)!
+                    let add: [String: Any] = [
+                        kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+                        kSecAttrAccount as String: "payment_pin", kSecAttrAccessControl as String: control,
+                        kSecValueData as String: Data("4711".utf8),
+                    ]
+                    #expect(SecItemAdd(add as CFDictionary, nil) == errSecSuccess)
+                    let retriever = KeyRetriever(
+                        sources: [KeychainKeySource(service: service)], cacheTimeToLive: .seconds(300))
+                    #expect(try retriever.retrieve("payment_pin")?.string() == "4711")
+                    #expect(try retriever.retrieve("payment_pin")?.string() == "4711")
+                    #expect(finger.promptCount == 2, "the second lookup was served without an evaluation")
+                    let refused = Result { try retriever.retrieve("payment_pin") }
+                    if case .success(let info?) = refused {
+                        Issue.record("served after a refused evaluation: \(info)")
+                    }
+                    #expect(finger.promptCount == 3)
+                }
+            }
+        }
     }
 #endif
