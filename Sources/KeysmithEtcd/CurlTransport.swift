@@ -146,6 +146,7 @@
                 }
                 return CURLE_OK
             }
+            if let oversized = transfer.oversizedLine { return oversized }
             if control.isCancelled || transfer.closedOnPurpose { return nil }
             guard let result else { return nil }
             if result == CURLE_OK {
@@ -319,8 +320,15 @@
             var handle: UnsafeMutableRawPointer?
             var status: Int?
             var closedOnPurpose = false
+            /// The longest line taken (``EtcdTransports/maximumLineLength`` outside tests).
+            let maximumLineLength: Int
+            /// Set when a line grew past ``maximumLineLength``: the stream was closed.
+            var oversizedLine: EtcdTransportFailure?
 
-            init(onLine: ((Data) -> Bool)?) { self.onLine = onLine }
+            init(onLine: ((Data) -> Bool)?, maximumLineLength: Int = EtcdTransports.maximumLineLength) {
+                self.onLine = onLine
+                self.maximumLineLength = maximumLineLength
+            }
 
             /// Takes `bytes`; `false` aborts the transfer.
             func take(_ bytes: UnsafeRawBufferPointer) -> Bool {
@@ -343,6 +351,15 @@
                         closedOnPurpose = true
                         return false
                     }
+                }
+                // A frame that never ends (a server sending garbage, or not etcd) would grow
+                // without bound: the stream is dropped and the watch reconnects.
+                if buffer.count > maximumLineLength {
+                    buffer = Data()
+                    oversizedLine = EtcdTransportFailure(
+                        kind: .noAnswer,
+                        reason: "a watch frame longer than \(maximumLineLength) bytes (is the endpoint etcd?)")
+                    return false
                 }
                 return true
             }
