@@ -39,8 +39,11 @@ struct FleetTransportSafetyTests {
             do {
                 _ = try configuration(mode: 0o644)
                 Issue.record("a client key readable by every user was accepted")
-            } catch EtcdError.invalidConfiguration(let reason) {
+            } catch let error as EtcdError {
+                guard case .invalidConfiguration(let reason) = error else { throw error }
                 #expect(reason.contains("may be read by every user"), "\(reason)")
+                // The advice is about the settings, not only endpoints and prefix.
+                #expect(error.recovery.contains("keysmith fleet join"), "\(error.recovery)")
                 #expect(reason.contains("mode 644"), "\(reason)")
                 #expect(reason.contains("chmod 600 \(certificates.clientKey)"), "\(reason)")
                 // The path, never the key's bytes.
