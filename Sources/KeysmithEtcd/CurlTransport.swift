@@ -83,7 +83,11 @@
                     _ = keysmith_curl_set_long(
                         handle, CURLOPT_SSLVERSION, CURL_SSLVERSION_DEFAULT | CURL_SSLVERSION_MAX_TLSv1_2)
                 }
-                return curl_easy_perform(handle)
+                let code = curl_easy_perform(handle)
+                // The buffer is valid only in this closure: libcurl must not write to it later
+                // (closing the connection in curl_easy_cleanup).
+                _ = keysmith_curl_set_pointer(handle, CURLOPT_ERRORBUFFER, nil)
+                return code
             }
             let message = CurlTransport.text(errorBuffer)
             let answer: EtcdHTTPAnswer
@@ -146,6 +150,9 @@
                 }
                 return CURLE_OK
             }
+            // The buffer was valid only in the closure (its text was read there, or is read below
+            // from the array, which outlives the handle's use of it).
+            _ = keysmith_curl_set_pointer(handle, CURLOPT_ERRORBUFFER, nil)
             if let oversized = transfer.oversizedLine { return oversized }
             if control.isCancelled || transfer.closedOnPurpose { return nil }
             guard let result else { return nil }
