@@ -469,7 +469,9 @@ private func fleetWatch(_ invocation: CommandInvocation) throws(CommandLineError
         }
         // Why it is not in step (a TLS refusal, etcd down), each new reason once: the watch
         // keeps trying, and says so rather than wait in silence.
-        if !source.isInStep, let problem = source.watchProblem, problem != reported {
+        if source.isInStep {
+            reported = nil
+        } else if let problem = source.watchProblem, problem != reported {
             reported = problem
             output.error("keysmith: fleet watch: not in step with etcd, trying again: \(problem)")
         }
