@@ -83,7 +83,11 @@
                     _ = keysmith_curl_set_long(
                         handle, CURLOPT_SSLVERSION, CURL_SSLVERSION_DEFAULT | CURL_SSLVERSION_MAX_TLSv1_2)
                 }
-                return curl_easy_perform(handle)
+                let code = curl_easy_perform(handle)
+                // The buffer is valid only in this closure: libcurl must not write to it later
+                // (closing the connection in curl_easy_cleanup).
+                _ = keysmith_curl_set_pointer(handle, CURLOPT_ERRORBUFFER, nil)
+                return code
             }
             let message = CurlTransport.text(errorBuffer)
             let answer: EtcdHTTPAnswer
@@ -146,6 +150,10 @@
                 }
                 return CURLE_OK
             }
+            // The buffer was valid only in the closure (its text was read there, or is read below
+            // from the array, which outlives the handle's use of it).
+            _ = keysmith_curl_set_pointer(handle, CURLOPT_ERRORBUFFER, nil)
+            if let oversized = transfer.oversizedLine { return oversized }
             if control.isCancelled || transfer.closedOnPurpose { return nil }
             guard let result else { return nil }
             if result == CURLE_OK {
@@ -319,8 +327,15 @@
             var handle: UnsafeMutableRawPointer?
             var status: Int?
             var closedOnPurpose = false
+            /// The longest line taken (``EtcdTransports/maximumLineLength`` outside tests).
+            let maximumLineLength: Int
+            /// Set when a line grew past ``maximumLineLength``: the stream was closed.
+            var oversizedLine: EtcdTransportFailure?
 
-            init(onLine: ((Data) -> Bool)?) { self.onLine = onLine }
+            init(onLine: ((Data) -> Bool)?, maximumLineLength: Int = EtcdTransports.maximumLineLength) {
+                self.onLine = onLine
+                self.maximumLineLength = maximumLineLength
+            }
 
             /// Takes `bytes`; `false` aborts the transfer.
             func take(_ bytes: UnsafeRawBufferPointer) -> Bool {
@@ -343,6 +358,15 @@
                         closedOnPurpose = true
                         return false
                     }
+                }
+                // A frame that never ends (a server sending garbage, or not etcd) would grow
+                // without bound: the stream is dropped and the watch reconnects.
+                if buffer.count > maximumLineLength {
+                    buffer = Data()
+                    oversizedLine = EtcdTransportFailure(
+                        kind: .noAnswer,
+                        reason: "a watch frame longer than \(maximumLineLength) bytes (is the endpoint etcd?)")
+                    return false
                 }
                 return true
             }

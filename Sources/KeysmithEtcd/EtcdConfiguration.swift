@@ -42,8 +42,9 @@ public struct EtcdConfiguration: Sendable, Equatable, CustomStringConvertible {
     ///   - credentials: etcd username and password, if needed.
     ///   - tls: TLS settings.
     /// - Throws: ``EtcdError/invalidConfiguration(reason:)`` for no endpoint, a URL that is
-    ///   not http(s) with a host, an empty prefix, or TLS files that cannot be read (or, on
-    ///   Apple platforms, TLS files at all).
+    ///   not http(s) with a host, http:// and https:// endpoints together, an empty prefix, or
+    ///   TLS files that cannot be read or a client key others may read (or, on Apple platforms,
+    ///   TLS files at all).
     public init(
         endpoints: [URL], prefix: String, requestTimeout: Duration = .seconds(2),
         initialReconnectDelay: Duration = .milliseconds(100), maximumReconnectDelay: Duration = .seconds(5),
@@ -67,6 +68,15 @@ public struct EtcdConfiguration: Sendable, Equatable, CustomStringConvertible {
         }
         guard requestTimeout > .zero else {
             throw EtcdError.invalidConfiguration(reason: "the request timeout must be positive")
+        }
+        // A fleet is all TLS or all plain: a failover from an https:// endpoint to an http://
+        // one would carry the token and the sealed values in the clear.
+        if let secure = endpoints.first(where: { $0.scheme?.lowercased() == "https" }),
+            let plain = endpoints.first(where: { $0.scheme?.lowercased() == "http" })
+        {
+            throw EtcdError.invalidConfiguration(
+                reason: "endpoint \(secure.absoluteString) is https:// but \(plain.absoluteString) is http://: a "
+                    + "failover would leave TLS; give every endpoint as https://")
         }
         try tls.validate()
         if tls.asksForFiles, let plain = endpoints.first(where: { $0.scheme?.lowercased() == "http" }) {

@@ -136,7 +136,9 @@ public enum EtcdError: Error, Sendable, CustomStringConvertible, Equatable {
     public var recovery: String {
         switch self {
         case .invalidConfiguration:
-            return "give one or more endpoints such as http://127.0.0.1:2379 and a prefix such as /keysmith/prod/."
+            return "change what the message names and store the settings again (keysmith fleet join --endpoints … "
+                + "--prefix … --key FILE, with --cacert, --cert and --cert-key for TLS); endpoints look like "
+                + "https://10.0.0.1:2379, a prefix like /keysmith/prod/."
         case .invalidFleetKey, .wrongPassphrase:
             return "export the key again on a machine of the fleet (keysmith fleet export-key FILE --stdin) and join "
                 + "with that file and its passphrase."

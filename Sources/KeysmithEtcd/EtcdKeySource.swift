@@ -86,6 +86,8 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
         /// Whether this source checked that the prefix's values are sealed under its fleet key
         /// (once, before its first publish).
         var fleetKeyChecked = false
+        /// Why the watch's last attempt to get in step failed (cleared when it is in step).
+        var watchProblem: String?
         /// Envelopes of the mirror already parsed, by etcd key (with their revision).
         var parsed: [String: (revision: Int64, value: SealedValue.Parsed)] = [:]
     }
@@ -430,6 +432,12 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
     /// from memory).
     public var isInStep: Bool { condition.locked { state.synced } }
 
+    /// Why the watch is not in step, when its last attempt failed: etcd's answer or the
+    /// connection's failure in words ("TLS connection to etcd at … refused: …"), never a
+    /// secret. `nil` while in step, and before the first attempt ends. The watch keeps
+    /// trying (a CA file or certificate fixed on disk is read again on the next attempt).
+    public var watchProblem: String? { condition.locked { state.synced ? nil : state.watchProblem } }
+
     /// How many times the watch has connected (1 after the first connection).
     public var watchConnections: Int { condition.locked { state.connections } }
 
@@ -466,6 +474,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
                     firstRead = false
                     needsFullRead = false
                 } catch {
+                    condition.locked { state.watchProblem = "\(error)" }
                     if !backoff(&delay, maximum) { return }
                     continue
                 }
@@ -480,7 +489,11 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
                     "start_revision": String(startRevision), "progress_notify": true,
                 ]
             ]
-            guard let request = try? client.watchRequest(endpoints[index], body: body) else {
+            let request: EtcdHTTPRequest
+            do {
+                request = try client.watchRequest(endpoints[index], body: body)
+            } catch {
+                condition.locked { state.watchProblem = "\(error)" }
                 client.prefer(index + 1)
                 if !backoff(&delay, maximum) { return }
                 continue
@@ -506,7 +519,13 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
                 continue
             }
             if outcome.connected { delay = EtcdKeySource.seconds(configuration.initialReconnectDelay) }
-            if reason != nil {
+            if let reason {
+                let endpoint = EtcdClient.name(endpoints[index])
+                let problem =
+                    reason.kind == .tls
+                    ? EtcdError.tlsFailed(endpoint: endpoint, reason: reason.reason).description
+                    : "the watch on etcd at \(endpoint) ended: \(reason.reason)"
+                condition.locked { state.watchProblem = problem }
                 // Another member next time (failover); the preferred one answers reads.
                 client.prefer(index + 1)
                 if outcome.unauthenticated { client.dropToken() }
@@ -551,6 +570,7 @@ public final class EtcdKeySource: KeySource, @unchecked Sendable, CustomStringCo
             client.prefer(endpoint)
             condition.locked {
                 state.synced = true
+                state.watchProblem = nil
                 state.connections += 1
                 state.unreachableUntil = nil
                 condition.broadcast()

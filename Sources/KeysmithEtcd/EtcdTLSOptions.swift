@@ -36,7 +36,8 @@ public struct EtcdTLSOptions: Sendable, Equatable, CustomStringConvertible {
     var asksForFiles: Bool { caFile != nil || clientCertificate != nil || clientKey != nil }
 
     /// Checks what can be checked before connecting: the files exist and read, certificate
-    /// and key come together, the client certificate is a PEM certificate.
+    /// and key come together, the client key is not open to every user (as ssh refuses such
+    /// a key), the client certificate is a PEM certificate.
     /// - Throws: ``EtcdError/invalidConfiguration(reason:)``.
     func validate() throws {
         guard asksForFiles else { return }
@@ -55,6 +56,15 @@ public struct EtcdTLSOptions: Sendable, Equatable, CustomStringConvertible {
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw EtcdError.invalidConfiguration(reason: "the \(what) \(path) cannot be read")
             }
+        }
+        if let clientKey, let mode = try? FileManager.default.attributesOfItem(atPath: clientKey)[.posixPermissions]
+            as? NSNumber, mode.intValue & 0o007 != 0
+        {
+            // As ssh refuses a private key others can read: whoever reads it can be this machine to etcd.
+            throw EtcdError.invalidConfiguration(
+                reason: "the client key \(clientKey) may be read by every user of this machine (mode "
+                    + "\(String(mode.intValue & 0o777, radix: 8))); make it private with chmod 600 \(clientKey) (or "
+                    + "640 with a group that needs it)")
         }
         if let caFile {
             do {

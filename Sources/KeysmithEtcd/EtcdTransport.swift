@@ -85,6 +85,10 @@ protocol EtcdTransport: Sendable {
 
 /// The transport of this platform.
 enum EtcdTransports {
+    /// The longest line of a watch stream taken (64 MiB: etcd's frames are far smaller, even
+    /// with every value of a large prefix in one transaction); a longer one ends the stream.
+    static let maximumLineLength = 64 << 20
+
     /// Whether this platform's transport honours a CA file and client certificates
     /// (libcurl on Linux does; URLSession on Apple platforms is not set up for them yet).
     static var supportsTLSFiles: Bool {

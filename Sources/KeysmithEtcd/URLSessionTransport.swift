@@ -159,6 +159,15 @@
                         return
                     }
                 }
+                if buffer.count > EtcdTransports.maximumLineLength {
+                    buffer = Data()
+                    finish(
+                        EtcdTransportFailure(
+                            kind: .noAnswer,
+                            reason: "a watch frame longer than \(EtcdTransports.maximumLineLength) bytes (is the "
+                                + "endpoint etcd?)"))
+                    dataTask.cancel()
+                }
             }
 
             func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

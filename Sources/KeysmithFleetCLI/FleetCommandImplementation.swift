@@ -292,15 +292,22 @@ private func fleetJoin(_ invocation: CommandInvocation) throws(CommandLineError)
     let replacing = try checkExistingKey(keychain, invocation, incoming: key)
     var keys: Int?
     var unanswered: EtcdError?
+    // etcd is asked before anything is stored: settings whose TLS etcd refuses would replace
+    // working ones. etcd that does not answer (it may be down) does not stop a join.
+    do {
+        keys = try EtcdKeySource(configuration: try settings.configuration(), fleetKey: key, keychain: keychain)
+            .identifiers().count
+    } catch let error as EtcdError {
+        if case .tlsFailed = error {
+            throw CommandLineError.failure(error.description + "; nothing was changed.", recovery: error.recovery)
+        }
+        unanswered = error
+    } catch {
+        throw FleetCommands.map(error)
+    }
     do {
         try keychain.storeFleetKey(key, replacing: replacing)
         try keychain.storeSettings(settings)
-        do {
-            keys = try EtcdKeySource(configuration: try settings.configuration(), fleetKey: key, keychain: keychain)
-                .identifiers().count
-        } catch let error as EtcdError {
-            unanswered = error
-        }
     } catch {
         throw FleetCommands.map(error)
     }
@@ -453,12 +460,21 @@ private func fleetWatch(_ invocation: CommandInvocation) throws(CommandLineError
     let deadline = timeout.map { Date().addingTimeInterval($0) } ?? .distantFuture
     var announced = false
     var printed = 0
+    var reported: String?
     shared.condition.lock()
     defer { shared.condition.unlock() }
     while true {
         if !announced, source.isInStep {
             announced = true
             output.error("keysmith: fleet watch: watching \(source.configuration.prefix) (in step with etcd)")
+        }
+        // Why it is not in step (a TLS refusal, etcd down), each new reason once: the watch
+        // keeps trying, and says so rather than wait in silence.
+        if source.isInStep {
+            reported = nil
+        } else if let problem = source.watchProblem, problem != reported {
+            reported = problem
+            output.error("keysmith: fleet watch: not in step with etcd, trying again: \(problem)")
         }
         while printed < shared.lines.count, count.map({ printed < $0 }) ?? true {
             output.data(shared.lines[printed])
@@ -471,8 +487,9 @@ private func fleetWatch(_ invocation: CommandInvocation) throws(CommandLineError
         if !shared.condition.wait(until: wake), Date() >= deadline { break }
     }
     if let count {
+        let problem = source.watchProblem.map { " (not in step with etcd: \($0))" } ?? ""
         throw CommandLineError.failure(
-            "saw \(printed) of \(count) changes in \(timeout.map { "\($0)" } ?? "?") s.",
+            "saw \(printed) of \(count) changes in \(timeout.map { "\($0)" } ?? "?") s\(problem).",
             recovery: "check that etcd runs (keysmith fleet list), or wait longer with --timeout.")
     }
 }

@@ -9,6 +9,19 @@ import Testing
 /// apart from a changed value, and nothing advises retiring a version that opens elsewhere.
 @Suite("Fleet values name their fleet key", .serialized)
 struct FleetKeyIdentityTests {
+    @Test("The fingerprint is a one-way, labelled hash of the key: SHA-256 of a fixed label and the key, first 8 bytes")
+    func fingerprintIsALabelledOneWayHash() throws {
+        // A known answer (Python: hashlib.sha256(b"keysmith fleet key fingerprint\0" + bytes(range(32)))):
+        // values name it, so it must not change between builds or platforms.
+        let key = try FleetKey(Data(0..<32))
+        #expect(key.fingerprint == "7c915011767314a0")
+        // Not the key's bytes, nor a plain hash of them without the label.
+        #expect(!key.fingerprint.contains("0001020304"))
+        let unlabelled = FleetCipher.sha256(Data(0..<32)).prefix(8).map { String(format: "%02x", $0) }.joined()
+        #expect(key.fingerprint != unlabelled)
+        #expect("\(key)" == "FleetKey(fingerprint 7c915011767314a0)")
+    }
+
     @Test("Another fleet key is told apart from a changed value; values in the older format still open")
     func foreignKeyToldApartFromTampering() async throws {
         let cluster = try await EtcdTestCluster.start(members: 1)

@@ -138,16 +138,38 @@ struct FleetTLSTests {
         run = keysmith(["resolve", "api_key", "--fleet", "--reveal", "--quiet"], home: second.home)
         #expect(run.stdout == "tls-key\n")
 
-        // A CA that did not sign etcd's certificate: the tool says so, and serves no offline copy.
+        // A CA that did not sign etcd's certificate: join says so, exits 1 and keeps the
+        // working settings.
         let wrongCA = ["--cacert", certificates.otherCAFile] + tls.dropFirst(2)
         run = keysmith(
             ["fleet", "join", "--endpoints", endpoints, "--prefix", "/keysmith/tls", "--key", file, "--stdin"] + wrongCA,
             home: second.home, input: "a long passphrase\n")
+        #expect(run.status == 1, "\(run.stderr)")
         #expect(run.stderr.contains("not signed by the CA file \(certificates.otherCAFile)"), "\(run.stderr)")
+        #expect(run.stderr.contains("nothing was changed"), "\(run.stderr)")
+        run = keysmith(["resolve", "api_key", "--fleet", "--reveal", "--quiet"], home: second.home)
+        #expect(run.stdout == "tls-key\n", "\(run.stderr)")
+
+        // The CA file kept in the settings is replaced by one that did not sign etcd's
+        // certificate (a rotation gone wrong): lookups say so and serve no offline copy, and
+        // the watch says why it is not in step rather than wait in silence.
+        let keptCA = first.home.appendingPathComponent("kept-ca.crt").path
+        try FileManager.default.copyItem(atPath: certificates.caFile, toPath: keptCA)
+        run = keysmith(
+            ["fleet", "join", "--endpoints", endpoints, "--prefix", "/keysmith/tls", "--key", file, "--stdin",
+             "--cacert", keptCA] + tls.dropFirst(2),
+            home: second.home, input: "a long passphrase\n")
+        #expect(run.status == 0, "\(run.stderr)")
+        try FileManager.default.removeItem(atPath: keptCA)
+        try FileManager.default.copyItem(atPath: certificates.otherCAFile, toPath: keptCA)
         run = keysmith(["resolve", "api_key", "--fleet", "--reveal", "--quiet"], home: second.home)
         #expect(run.status == 1)
         #expect(run.stderr.contains("TLS connection to etcd at 127.0.0.1:"), "\(run.stderr)")
-        #expect(run.stderr.contains("not signed by the CA file \(certificates.otherCAFile)"), "\(run.stderr)")
+        #expect(run.stderr.contains("not signed by the CA file \(keptCA)"), "\(run.stderr)")
         #expect(!run.stdout.contains("tls-key"))
+        run = keysmith(["fleet", "watch", "--count", "1", "--timeout", "3"], home: second.home)
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("not in step with etcd"), "\(run.stderr)")
+        #expect(run.stderr.contains("not signed by the CA file \(keptCA)"), "\(run.stderr)")
     }
 }
