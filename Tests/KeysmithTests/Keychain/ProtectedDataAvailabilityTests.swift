@@ -81,13 +81,13 @@ struct ProtectedDataAvailabilityTests {
             return posts
         }
         // The bound is generous: on a loaded machine the test runner's few threads may be busy
-        // with other tests for a while; a notification that never ends the wait runs the full
-        // 120 s and fails.
-        await ProtectedDataAvailability.waitForAvailability(atMost: .seconds(120))
+        // with other tests for a while (over 100 s was seen with two full test runs at once on
+        // two cores); a notification that never ends the wait runs the full 600 s and fails.
+        await ProtectedDataAvailability.waitForAvailability(atMost: .seconds(600))
         finished.set()
         let posts = await poster.value
         let waited = clock.now - start
-        #expect(waited < .seconds(100), "the wait ran \(waited): the notification did not end it")
+        #expect(waited < .seconds(500), "the wait ran \(waited): the notification did not end it")
         #expect(posts >= 1)
     }
 }
