@@ -7,8 +7,11 @@ SWIFT_FLAGS ?=
 # authenticators. Tests only: db5.3-util (the PAM tests' pam_userdb database), and fprintd,
 # dbus-daemon and python3-dbusmock (the fingerprint tests run fprintd with libfprint's virtual
 # reader on a private bus, with a polkit stand-in; never the machine's system bus).
+# libtss2-dev, swtpm, swtpm-tools: the TPM key store (its tests run software TPMs on loopback;
+# tpm2-tools only checks from outside).
 APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config gcc etcd-server etcd-client \
-	libpam0g-dev libsystemd-dev db5.3-util fprintd dbus-daemon python3-dbusmock
+	libpam0g-dev libsystemd-dev db5.3-util fprintd dbus-daemon python3-dbusmock \
+	libtss2-dev swtpm swtpm-tools tpm2-tools
 BREW_PACKAGES := sqlite libsodium pkg-config etcd
 # bench only: libsecret (headers for .build/secret-bench, secret-tool) and gnome-keyring with
 # dbus-run-session, to compare with; `make test` does not need them.
@@ -23,7 +26,7 @@ SUDO := $(shell [ "$$(id -u)" = "0" ] && echo "" || echo "sudo")
 # needs libcurl's development files.
 STATIC_BUILD := --static-swift-stdlib --scratch-path .build/static
 # What building the installed tools needs, and nothing the tests alone need (etcd, fprintd, ...).
-BUILD_APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config gcc libpam0g-dev libsystemd-dev
+BUILD_APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config gcc libpam0g-dev libsystemd-dev libtss2-dev
 STATIC_APT_PACKAGES := $(BUILD_APT_PACKAGES) libcurl4-openssl-dev
 
 PREFIX ?= /usr/local
