@@ -142,6 +142,7 @@ let package = Package(
                 "KeychainServices",
                 "KeychainAuthentication",
                 .target(name: "CSQLite", condition: .when(platforms: linuxOnly)),
+                .target(name: "CLoadOnUse", condition: .when(platforms: linuxOnly)),
             ],
             exclude: ["Fixtures"]
         ),

@@ -168,6 +168,21 @@ struct TPM2KeyStoreTests {
         #expect(read.stdout == "pcr-bound\n", "\(read)")
     }
 
+    @Test func tpm2TSSIsLoadedOnlyByKeychainsThatUseTheTPM() throws {
+        let home = TemporaryHome()
+        let tpm = try SoftwareTPM(in: home, name: "load")
+        defer { tpm.stop() }
+        let sealed = home.url.appendingPathComponent("sealed")
+        #expect(try run(["create", "--no-passphrase", "--key-store", "tpm2"], home, tpm, keychain: sealed).status == 0)
+        #expect(try run(["create", "--no-passphrase"], home, nil).status == 0)
+        // The dynamic loader lists every library it opens (LD_DEBUG=files, on standard error).
+        let withFile = try run(["find-generic-password", "-s", "none", "-a", "none"], home, nil, extra: ["LD_DEBUG": "files"])
+        #expect(withFile.stderr.contains("file=libsodium"), "LD_DEBUG listed nothing: \(withFile)")
+        #expect(!withFile.stderr.contains("libtss2"), "a key file keychain loaded tpm2-tss")
+        let withTPM = try run(["find-generic-password", "-s", "none", "-a", "none"], home, tpm, keychain: sealed, extra: ["LD_DEBUG": "files"])
+        #expect(withTPM.stderr.contains("file=libtss2-esys.so.0"), "\(withTPM.stderr.suffix(2000))")
+    }
+
     /// Extends PCR 16 from outside, with tpm2-tools.
     func extendPCR16(_ tpm: SoftwareTPM) throws {
         let process = Process()
