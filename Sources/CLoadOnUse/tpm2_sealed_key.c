@@ -17,12 +17,12 @@ struct tpm {
     ESYS_TR object;
 };
 
-static keysmith_tpm2_outcome succeeded(void) { return (keysmith_tpm2_outcome){KEYSMITH_TPM2_SUCCESS, 0, NULL}; }
+static tpm2_sealed_key_outcome succeeded(void) { return (tpm2_sealed_key_outcome){KEYSMITH_TPM2_SUCCESS, 0, NULL}; }
 
-static keysmith_tpm2_outcome failed(keysmith_tpm2_failure failure, TSS2_RC code, const char *step) {
+static tpm2_sealed_key_outcome failed(tpm2_sealed_key_failure failure, TSS2_RC code, const char *step) {
     if (failure == KEYSMITH_TPM2_COMMAND_FAILED && code == TSS2_ESYS_RC_NOT_IMPLEMENTED)
         failure = KEYSMITH_TPM2_LIBRARY_MISSING;
-    return (keysmith_tpm2_outcome){failure, code, step};
+    return (tpm2_sealed_key_outcome){failure, code, step};
 }
 
 // Flushes what was loaded (there may be no resource manager, as with a TPM simulator, and
@@ -38,7 +38,7 @@ static void close_tpm(struct tpm *tpm) {
 }
 
 // Connects, and creates the storage primary key from the fixed template.
-static keysmith_tpm2_outcome open_tpm(struct tpm *tpm, const char *tcti) {
+static tpm2_sealed_key_outcome open_tpm(struct tpm *tpm, const char *tcti) {
     tpm->tcti = NULL;
     tpm->esys = NULL;
     tpm->primary = tpm->session = tpm->object = ESYS_TR_NONE;
@@ -77,7 +77,7 @@ static keysmith_tpm2_outcome open_tpm(struct tpm *tpm, const char *tcti) {
 
 // Starts a session salted with the primary key (so its session key, and the parameter
 // encryption key derived from it, is known only to this process and the TPM).
-static keysmith_tpm2_outcome start_session(struct tpm *tpm, TPM2_SE type, ESYS_TR *session) {
+static tpm2_sealed_key_outcome start_session(struct tpm *tpm, TPM2_SE type, ESYS_TR *session) {
     TPMT_SYM_DEF aes = {.algorithm = TPM2_ALG_AES, .keyBits.aes = 128, .mode.aes = TPM2_ALG_CFB};
     TSS2_RC rc = Esys_StartAuthSession(tpm->esys, tpm->primary, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
                                        ESYS_TR_NONE, NULL, type, &aes, TPM2_ALG_SHA256, session);
@@ -85,7 +85,7 @@ static keysmith_tpm2_outcome start_session(struct tpm *tpm, TPM2_SE type, ESYS_T
     return succeeded();
 }
 
-static keysmith_tpm2_outcome set_attributes(struct tpm *tpm, ESYS_TR session, TPMA_SESSION attributes) {
+static tpm2_sealed_key_outcome set_attributes(struct tpm *tpm, ESYS_TR session, TPMA_SESSION attributes) {
     TSS2_RC rc = Esys_TRSess_SetAttributes(tpm->esys, session, attributes | TPMA_SESSION_CONTINUESESSION, 0xff);
     if (rc != TSS2_RC_SUCCESS) return failed(KEYSMITH_TPM2_COMMAND_FAILED, rc, "Esys_TRSess_SetAttributes");
     return succeeded();
@@ -101,7 +101,7 @@ static TPML_PCR_SELECTION pcr_selection(uint32_t mask) {
 
 // Runs TPM2_PolicyPCR in `session` (a trial or a policy session): the TPM takes the PCRs'
 // current values.
-static keysmith_tpm2_outcome policy_pcr(struct tpm *tpm, ESYS_TR session, uint32_t mask) {
+static tpm2_sealed_key_outcome policy_pcr(struct tpm *tpm, ESYS_TR session, uint32_t mask) {
     TPM2B_DIGEST current = {0};
     TPML_PCR_SELECTION selection = pcr_selection(mask);
     TSS2_RC rc = Esys_PolicyPCR(tpm->esys, session, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &current, &selection);
@@ -110,13 +110,13 @@ static keysmith_tpm2_outcome policy_pcr(struct tpm *tpm, ESYS_TR session, uint32
 }
 
 // The policy digest of "the selected PCRs hold their current values", from a trial session.
-static keysmith_tpm2_outcome pcr_policy_digest(struct tpm *tpm, uint32_t mask, TPM2B_DIGEST *digest) {
+static tpm2_sealed_key_outcome pcr_policy_digest(struct tpm *tpm, uint32_t mask, TPM2B_DIGEST *digest) {
     ESYS_TR trial = ESYS_TR_NONE;
     TPMT_SYM_DEF none = {.algorithm = TPM2_ALG_NULL};
     TSS2_RC rc = Esys_StartAuthSession(tpm->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
                                        ESYS_TR_NONE, NULL, TPM2_SE_TRIAL, &none, TPM2_ALG_SHA256, &trial);
     if (rc != TSS2_RC_SUCCESS) return failed(KEYSMITH_TPM2_COMMAND_FAILED, rc, "TPM2_StartAuthSession");
-    keysmith_tpm2_outcome outcome = policy_pcr(tpm, trial, mask);
+    tpm2_sealed_key_outcome outcome = policy_pcr(tpm, trial, mask);
     if (outcome.failure == KEYSMITH_TPM2_SUCCESS) {
         TPM2B_DIGEST *result = NULL;
         rc = Esys_PolicyGetDigest(tpm->esys, trial, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &result);
@@ -131,12 +131,12 @@ static keysmith_tpm2_outcome pcr_policy_digest(struct tpm *tpm, uint32_t mask, T
     return outcome;
 }
 
-keysmith_tpm2_outcome keysmith_tpm2_seal(const char *tcti, const uint8_t *secret, size_t secret_length,
+tpm2_sealed_key_outcome tpm2_sealed_key_seal(const char *tcti, const uint8_t *secret, size_t secret_length,
                                          uint32_t pcr_mask, uint8_t *blob, size_t *blob_length) {
     if (secret_length == 0 || secret_length > 128 || pcr_mask >= (1u << 24))
         return failed(KEYSMITH_TPM2_BAD_ARGUMENT, 0, "arguments");
     struct tpm tpm;
-    keysmith_tpm2_outcome outcome = open_tpm(&tpm, tcti);
+    tpm2_sealed_key_outcome outcome = open_tpm(&tpm, tcti);
     TPM2B_SENSITIVE_CREATE sensitive = {0};
     TPM2B_PRIVATE *private = NULL;
     TPM2B_PUBLIC *public = NULL;
@@ -219,12 +219,12 @@ static int parse_blob(const uint8_t *blob, size_t blob_length, struct parsed_blo
     return offset == blob_length;
 }
 
-int64_t keysmith_tpm2_blob_pcr_mask(const uint8_t *blob, size_t blob_length) {
+int64_t tpm2_sealed_key_blob_pcr_mask(const uint8_t *blob, size_t blob_length) {
     struct parsed_blob parsed;
     return parse_blob(blob, blob_length, &parsed) ? (int64_t)parsed.pcr_mask : -1;
 }
 
-keysmith_tpm2_outcome keysmith_tpm2_unseal(const char *tcti, const uint8_t *blob, size_t blob_length,
+tpm2_sealed_key_outcome tpm2_sealed_key_unseal(const char *tcti, const uint8_t *blob, size_t blob_length,
                                            uint8_t *secret, size_t secret_capacity, size_t *secret_length) {
     struct parsed_blob parsed;
     if (!parse_blob(blob, blob_length, &parsed)) {
@@ -234,7 +234,7 @@ keysmith_tpm2_outcome keysmith_tpm2_unseal(const char *tcti, const uint8_t *blob
     struct tpm tpm;
     TPM2B_NAME *primary_name = NULL;
     TPM2B_SENSITIVE_DATA *unsealed = NULL;
-    keysmith_tpm2_outcome outcome = open_tpm(&tpm, tcti);
+    tpm2_sealed_key_outcome outcome = open_tpm(&tpm, tcti);
     if (outcome.failure != KEYSMITH_TPM2_SUCCESS) goto done;
     TSS2_RC rc = Esys_TR_GetName(tpm.esys, tpm.primary, &primary_name);
     if (rc != TSS2_RC_SUCCESS) {

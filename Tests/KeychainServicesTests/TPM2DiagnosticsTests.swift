@@ -11,9 +11,9 @@ import Testing
 struct TPM2DiagnosticsTests {
     let file = URL(fileURLWithPath: "/home/u/.local/share/keysmith/device.tpm2")
 
-    func explain(_ failure: keysmith_tpm2_failure, _ code: UInt32, pcrMask: UInt32 = 0, tcti: String = "swtpm:port=1") -> KeychainFailure {
+    func explain(_ failure: tpm2_sealed_key_failure, _ code: UInt32, pcrMask: UInt32 = 0, tcti: String = "swtpm:port=1") -> KeychainFailure {
         "TPM2_Unseal".withCString { step in
-            TPM2KeyStore.failure(keysmith_tpm2_outcome(failure: failure, code: code, step: step), tcti: tcti, file: file, pcrMask: pcrMask)
+            TPM2KeyStore.failure(tpm2_sealed_key_outcome(failure: failure, code: code, step: step), tcti: tcti, file: file, pcrMask: pcrMask)
         }
     }
 

@@ -29,7 +29,7 @@ struct TPM2KeyStoreTests {
         let blob = [UInt8](file.dropFirst(8))
         var key = [UInt8](repeating: 0, count: 64)
         var length = 0
-        let outcome = tpm.tcti.withCString { keysmith_tpm2_unseal($0, blob, blob.count, &key, key.count, &length) }
+        let outcome = tpm.tcti.withCString { tpm2_sealed_key_unseal($0, blob, blob.count, &key, key.count, &length) }
         try #require(outcome.failure == KEYSMITH_TPM2_SUCCESS, "unseal failed: \(outcome.failure) \(outcome.code)")
         try #require(length == 32)
         return Array(key[0..<32])

@@ -12,6 +12,9 @@
 // a session salted with the primary key, with parameter encryption, so the secret does not
 // cross the bus to the TPM in the clear. With a PCR mask, the object's policy requires the
 // selected SHA-256 PCRs to hold the values they held at sealing.
+//
+// The functions are hidden: linked into the programs and libraries that use KeychainServices,
+// never exported from them (libkeysmith.so exports only its C interface).
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,32 +33,35 @@ typedef enum {
     KEYSMITH_TPM2_BLOB_DAMAGED = 5,
     /// An output buffer is too small, or an argument is out of range.
     KEYSMITH_TPM2_BAD_ARGUMENT = 6,
-} keysmith_tpm2_failure;
+} tpm2_sealed_key_failure;
 
 /// The outcome of a seal or unseal.
 typedef struct {
-    keysmith_tpm2_failure failure;
+    tpm2_sealed_key_failure failure;
     /// The TSS2 response code of the call that failed (0 on success).
     uint32_t code;
     /// The name of the TPM command (or library call) that failed, NULL on success.
     const char *step;
-} keysmith_tpm2_outcome;
+} tpm2_sealed_key_outcome;
 
-/// The largest blob keysmith_tpm2_seal writes.
+/// The largest blob tpm2_sealed_key_seal writes.
 #define KEYSMITH_TPM2_BLOB_CAPACITY 1024
 
 /// Seals `secret` (at most 128 bytes) with the TPM reached through the TCTI configuration
 /// `tcti` (as tpm2-tools takes it, e.g. "device:/dev/tpmrm0"), bound to the SHA-256 PCRs whose
 /// bits are set in `pcr_mask` (bit n: PCR n; 0: none). Writes the blob to `blob`
 /// (KEYSMITH_TPM2_BLOB_CAPACITY bytes) and its length to `*blob_length`.
-keysmith_tpm2_outcome keysmith_tpm2_seal(const char *tcti, const uint8_t *secret, size_t secret_length,
+__attribute__((visibility("hidden")))
+tpm2_sealed_key_outcome tpm2_sealed_key_seal(const char *tcti, const uint8_t *secret, size_t secret_length,
                                          uint32_t pcr_mask, uint8_t *blob, size_t *blob_length);
 
 /// Unseals the secret in `blob` into `secret` (capacity `secret_capacity`), its length to
 /// `*secret_length`. The PCR mask is read from the blob.
-keysmith_tpm2_outcome keysmith_tpm2_unseal(const char *tcti, const uint8_t *blob, size_t blob_length,
+__attribute__((visibility("hidden")))
+tpm2_sealed_key_outcome tpm2_sealed_key_unseal(const char *tcti, const uint8_t *blob, size_t blob_length,
                                            uint8_t *secret, size_t secret_capacity, size_t *secret_length);
 
 /// The PCR mask a blob is bound to, or -1 when the blob is damaged.
-int64_t keysmith_tpm2_blob_pcr_mask(const uint8_t *blob, size_t blob_length);
+__attribute__((visibility("hidden")))
+int64_t tpm2_sealed_key_blob_pcr_mask(const uint8_t *blob, size_t blob_length);
 #endif

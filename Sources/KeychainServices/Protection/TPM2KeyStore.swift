@@ -78,7 +78,7 @@ enum TPM2KeyStore {
         var blob = [UInt8](repeating: 0, count: Int(KEYSMITH_TPM2_BLOB_CAPACITY))
         var length = 0
         let outcome = key.withUnsafeBytes { secret in
-            tcti.withCString { keysmith_tpm2_seal($0, secret.baseAddress!.assumingMemoryBound(to: UInt8.self), secret.count, pcrMask, &blob, &length) }
+            tcti.withCString { tpm2_sealed_key_seal($0, secret.baseAddress!.assumingMemoryBound(to: UInt8.self), secret.count, pcrMask, &blob, &length) }
         }
         guard outcome.failure == KEYSMITH_TPM2_SUCCESS else { throw failure(outcome, tcti: tcti, file: url, pcrMask: pcrMask) }
         try install(magic + blob[0..<length], at: url)
@@ -94,7 +94,7 @@ enum TPM2KeyStore {
         let key = SecretKey(uninitializedCount: Sodium.keyLength)
         var length = 0
         let outcome = key.withUnsafeMutableBytes { out in
-            tcti.withCString { keysmith_tpm2_unseal($0, blob, blob.count, out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count, &length) }
+            tcti.withCString { tpm2_sealed_key_unseal($0, blob, blob.count, out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count, &length) }
         }
         guard outcome.failure == KEYSMITH_TPM2_SUCCESS else {
             throw failure(outcome, tcti: tcti, file: url, pcrMask: blob.count >= 4 ? blob.prefix(4).reduce(0) { $0 << 8 | UInt32($1) } : 0)
@@ -165,7 +165,7 @@ enum TPM2KeyStore {
     }
 
     /// What a failed seal or unseal means, with the cause and the fix.
-    static func failure(_ outcome: keysmith_tpm2_outcome, tcti: String, file: URL, pcrMask: UInt32) -> KeychainFailure {
+    static func failure(_ outcome: tpm2_sealed_key_outcome, tcti: String, file: URL, pcrMask: UInt32) -> KeychainFailure {
         let step = outcome.step.map { String(cString: $0) } ?? "the TPM"
         let code = "0x" + String(outcome.code, radix: 16)
         let otherStore = "To keep the device key in a file instead, create the keychain with KEYSMITH_KEY_STORE=file."
