@@ -9,8 +9,11 @@ SWIFT_FLAGS ?=
 # dbus-daemon and python3-dbusmock (the fingerprint tests run fprintd with libfprint's virtual
 # reader on a private bus, with a polkit stand-in; never the machine's system bus); keyutils
 # (keyctl: a test shares a session keyring between two uids).
+# libtss2-dev, swtpm, swtpm-tools: the TPM key store (its tests run software TPMs on loopback;
+# tpm2-tools only checks from outside).
 APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config gcc etcd-server etcd-client openssl \
-	libpam0g-dev libsystemd-dev db5.3-util fprintd dbus-daemon python3-dbusmock libcurl4-openssl-dev keyutils
+	libpam0g-dev libsystemd-dev db5.3-util fprintd dbus-daemon python3-dbusmock libcurl4-openssl-dev keyutils \
+	libtss2-dev swtpm swtpm-tools tpm2-tools
 BREW_PACKAGES := sqlite libsodium pkg-config etcd
 # bench only: libsecret (headers for .build/secret-bench, secret-tool) and gnome-keyring with
 # dbus-run-session, to compare with; `make test` does not need them.
@@ -25,7 +28,7 @@ SUDO := $(shell [ "$$(id -u)" = "0" ] && echo "" || echo "sudo")
 STATIC_BUILD := --static-swift-stdlib --scratch-path .build/static
 # What building the installed tools needs, and nothing the tests alone need (etcd, fprintd, ...).
 BUILD_APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config gcc libpam0g-dev libsystemd-dev \
-	libcurl4-openssl-dev
+	libcurl4-openssl-dev libtss2-dev
 STATIC_APT_PACKAGES := $(BUILD_APT_PACKAGES)
 
 PREFIX ?= /usr/local

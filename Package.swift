@@ -150,6 +150,7 @@ let package = Package(
                 "KeychainServices",
                 "KeychainAuthentication",
                 .target(name: "CSQLite", condition: .when(platforms: linuxOnly)),
+                .target(name: "CLoadOnUse", condition: .when(platforms: linuxOnly)),
             ],
             exclude: ["Fixtures"]
         ),
@@ -166,7 +167,11 @@ let package = Package(
         ),
         .testTarget(
             name: "KeysmithCLITests",
-            dependencies: ["KeysmithCLI", "Keysmith", "KeychainServices"]
+            dependencies: [
+                "KeysmithCLI", "Keysmith", "KeychainServices",
+                // The TPM key store's tests unseal the device key themselves, to look for it in the files.
+                .target(name: "CLoadOnUse", condition: .when(platforms: linuxOnly)),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

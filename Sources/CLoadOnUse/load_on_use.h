@@ -25,4 +25,7 @@ void *load_on_use_symbol(struct load_on_use_library *library, void (*open)(void)
         resolved_##function = (__typeof__(&function))load_on_use_symbol(&(library), (open), #function); \
         __atomic_store_n(&real_##function, resolved_##function, __ATOMIC_RELEASE); \
     }
+// Whether tpm2-tss (the TCTI loader, ESYS, the marshalling library) can be loaded.
+__attribute__((visibility("hidden")))
+int load_on_use_tss2_available(void);
 #endif

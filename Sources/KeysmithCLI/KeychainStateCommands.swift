@@ -102,28 +102,43 @@ private func stateName(_ state: KeychainLockState) -> String {
 }
 
 private let createCommand = Command(
-    name: "create", group: .keychain, synopsis: "[--no-passphrase | --stdin]",
+    name: "create", group: .keychain, synopsis: "[--no-passphrase | --stdin] [--key-store STORE]",
     summary: "Create the keychain, with a passphrase (prompted, or --stdin) or without one",
     details: """
         Creates the keychain directory and its files. With a passphrase, items accessible only when unlocked (or after the first unlock) need 'keysmith unlock' after a restart or 'keysmith lock'; without one (--no-passphrase) the keychain is always unlocked, as a device without a passcode. A keychain that already exists is left alone.
 
         The passphrase is asked for twice without echo, or read from standard input with --stdin. It is never stored: it is stretched with Argon2id (3 passes over 128 MiB, about a quarter of a second).
 
+        The device key is kept where KEYSMITH_KEY_STORE (or --key-store) says: 'file' (device.key beside the database), 'tpm2' (sealed by this machine's TPM 2.0, reached through KEYSMITH_TPM2_TCTI, default device:/dev/tpmrm0; only the sealed blob device.tpm2 is stored, and it opens nothing on another machine; KEYSMITH_TPM2_PCRS=7 also binds it to PCR 7), 'systemd-credential', or 'auto' (the default). Later commands find the store the keychain was created with.
+
         Examples:
 
           keysmith create
           printf '%s\\n' "$PASSPHRASE" | keysmith create --stdin
           keysmith create --no-passphrase
+          keysmith create --key-store tpm2
         """,
-    options: [stdinOption, OptionSpec(name: "no-passphrase", long: "no-passphrase", help: "Create the keychain without a passphrase.")]
+    options: [
+        stdinOption, OptionSpec(name: "no-passphrase", long: "no-passphrase", help: "Create the keychain without a passphrase."),
+        OptionSpec(name: "key-store", long: "key-store", value: .required("STORE"), help: "Where the device key is kept: auto, file, tpm2 or systemd-credential (as KEYSMITH_KEY_STORE)."),
+    ]
 ) { invocation throws(CommandLineError) in
     let directory = invocation.settings.keychainDirectory ?? KeychainEnvironment.current.directory
     let exists = FileManager.default.fileExists(atPath: directory.appendingPathComponent("keychain.db").path)
     if exists {
         throw .failure("a keychain already exists in \(directory.path).", recovery: "use 'keysmith passwd' to set or change its passphrase.")
     }
+    if let store = invocation.arguments.value("key-store") {
+        guard ["auto", "file", "tpm2", "systemd-credential"].contains(where: { Array($0.utf8) == Array(store.utf8) }) else {
+            throw invocation.usageError("--key-store \(store) is not a key store; use auto, file, tpm2 or systemd-credential")
+        }
+        // The keychain is opened below, in this process: the choice reaches it as the variable would.
+        setenv("KEYSMITH_KEY_STORE", store, 1)
+    }
     if invocation.arguments.contains("no-passphrase") {
         if invocation.arguments.contains("stdin") { throw invocation.usageError("give --no-passphrase or --stdin, not both") }
+        // Setting "no passphrase" on a new keychain creates its files, the device key among
+        // them: in the key store chosen now, which later commands find by themselves.
         try withKeychain(invocation) { try KeychainEnvironment.createWithoutPassphrase() }
         invocation.output.info("created the keychain in \(directory.path), without a passphrase")
         return

@@ -147,9 +147,9 @@ extension KeychainEnvironment {
         LockStateStore.backend == .kernelKeyring && LockStateStore.isInNestedUserNamespace
     }
 
-    /// Where the current keychain's device key is kept, for people: `"key file PATH"` or
-    /// `"systemd credential PATH"` (chosen with `KEYSMITH_KEY_STORE`: `auto`, `file`,
-    /// `systemd-credential`).
+    /// Where the current keychain's device key is kept, for people: `"key file PATH"`,
+    /// `"systemd credential PATH"` or `"TPM 2.0 (TCTI), sealed key PATH"` (chosen with
+    /// `KEYSMITH_KEY_STORE`: `auto`, `file`, `systemd-credential`, `tpm2`).
     public static var deviceKeyStore: String {
         DeviceKeyStore.describe(keyFile: current.directory.appendingPathComponent(KeychainEngine.keyFileName))
     }

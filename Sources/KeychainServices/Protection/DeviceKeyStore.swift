@@ -9,8 +9,11 @@ import Foundation
 ///   a read-only directory only the service can read, kept off the keychain's disk). It
 ///   must hold at least 32 random bytes (`head -c 32 /dev/urandom`); the key is their
 ///   BLAKE2b hash. No `device.key` is written.
+/// - `tpm2`: sealed by the machine's TPM 2.0; only the sealed blob, `device.tpm2`, is
+///   beside the database (see ``TPM2KeyStore``; `KEYSMITH_TPM2_TCTI`, `KEYSMITH_TPM2_PCRS`).
 /// - `file`: `device.key` beside the database (0600), created on first use.
-/// - `auto` (the default): the systemd credential when it exists, else the file.
+/// - `auto` (the default): the systemd credential when it exists, else the TPM when the
+///   keychain was created with it (`device.tpm2` exists), else the file.
 ///
 /// The Secret Service (libsecret) is not supported yet; asking for it is an error that says
 /// so. A keychain keeps the store it was created with: its check value fails with a key
@@ -20,9 +23,17 @@ enum DeviceKeyStore {
 
     /// The store in force and where it is, for `keysmith status`.
     static func describe(keyFile: URL, _ variables: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        switch try? chosen(variables) {
+        switch try? chosen(keyFile: keyFile, variables) {
         case .credential(let url)?: return "systemd credential \(url.path)"
         case .file?: return "key file \(keyFile.path)"
+        case .tpm2(let blob)?:
+            var text = "TPM 2.0 (\(TPM2KeyStore.tcti(variables))), sealed key \(blob.path)"
+            if let mask = FileManager.default.fileExists(atPath: blob.path) ? TPM2KeyStore.recordedPCRMask(at: blob) : (try? TPM2KeyStore.pcrMask(variables)),
+                mask != 0
+            {
+                text += ", bound to PCR \(TPM2KeyStore.pcrList(mask))"
+            }
+            return text
         case nil: return "unavailable (KEYSMITH_KEY_STORE=\(variables["KEYSMITH_KEY_STORE"] ?? ""))"
         }
     }
@@ -30,17 +41,38 @@ enum DeviceKeyStore {
     private enum Choice {
         case credential(URL)
         case file
+        /// The TPM, with the sealed blob at this URL.
+        case tpm2(URL)
     }
 
-    private static func chosen(_ variables: [String: String]) throws -> Choice {
+    /// The TPM-sealed key file of the keychain whose key file would be `keyFile`.
+    static func sealedKeyFile(besides keyFile: URL) -> URL {
+        keyFile.deletingLastPathComponent().appendingPathComponent(TPM2KeyStore.blobFileName)
+    }
+
+    private static func chosen(keyFile: URL, _ variables: [String: String]) throws -> Choice {
         let credential = variables["CREDENTIALS_DIRECTORY"].flatMap { $0.isEmpty ? nil : $0 }
             .map { URL(fileURLWithPath: $0).appendingPathComponent(credentialName) }
+        let sealed = sealedKeyFile(besides: keyFile)
         switch variables["KEYSMITH_KEY_STORE"] ?? "auto" {
         case "", "auto":
             if let credential, FileManager.default.fileExists(atPath: credential.path) { return .credential(credential) }
+            if FileManager.default.fileExists(atPath: sealed.path) { return .tpm2(sealed) }
             return .file
         case "file":
+            if FileManager.default.fileExists(atPath: sealed.path), !FileManager.default.fileExists(atPath: keyFile.path) {
+                throw KeychainFailure(
+                    errSecNotAvailable, "KEYSMITH_KEY_STORE=file, but this keychain's device key is sealed by the TPM (\(sealed.path)).",
+                    recovery: "Unset KEYSMITH_KEY_STORE (or set it to tpm2).")
+            }
             return .file
+        case "tpm2":
+            if FileManager.default.fileExists(atPath: keyFile.path) {
+                throw KeychainFailure(
+                    errSecNotAvailable, "KEYSMITH_KEY_STORE=tpm2, but this keychain's device key is in the key file \(keyFile.path).",
+                    recovery: "Unset KEYSMITH_KEY_STORE to use the key file, or move the items into a new TPM keychain with 'keysmith export' and 'keysmith import' (moving the key file itself into the TPM is not supported yet).")
+            }
+            return .tpm2(sealed)
         case "systemd-credential":
             guard let credential else {
                 throw KeychainFailure(
@@ -51,11 +83,11 @@ enum DeviceKeyStore {
         case "secret-service":
             throw KeychainFailure(
                 errSecNotAvailable, "The Secret Service key store is not supported by this version of Keysmith.",
-                recovery: "Use KEYSMITH_KEY_STORE=systemd-credential or file (or leave it unset).")
+                recovery: "Use KEYSMITH_KEY_STORE=tpm2, systemd-credential or file (or leave it unset).")
         case let other:
             throw KeychainFailure(
                 errSecParam, "KEYSMITH_KEY_STORE=\(other) is not a key store.",
-                recovery: "Use auto, systemd-credential or file.")
+                recovery: "Use auto, tpm2, systemd-credential or file.")
         }
     }
 
@@ -63,11 +95,14 @@ enum DeviceKeyStore {
     /// - Parameter create: Whether a missing key file may be created (a new keychain).
     static func load(
         keyFile: URL, create: Bool,
-        _ variables: [String: String] = ProcessVariables.named("CREDENTIALS_DIRECTORY", "KEYSMITH_KEY_STORE")
+        _ variables: [String: String] = ProcessVariables.named(
+            "CREDENTIALS_DIRECTORY", "KEYSMITH_KEY_STORE", "KEYSMITH_TPM2_TCTI", "KEYSMITH_TPM2_PCRS")
     ) throws -> SecretKey {
-        switch try chosen(variables) {
+        switch try chosen(keyFile: keyFile, variables) {
         case .file:
             return try DeviceKeyFile.loadOrCreate(at: keyFile, create: create)
+        case .tpm2(let sealed):
+            return try TPM2KeyStore.loadOrCreate(at: sealed, create: create, variables: variables)
         case .credential(let url):
             guard var contents = FileManager.default.contents(atPath: url.path) else {
                 throw KeychainFailure(
