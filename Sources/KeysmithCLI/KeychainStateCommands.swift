@@ -175,7 +175,9 @@ private let unlockCommand = Command(
         guard let seconds = UInt32(text) else { throw invocation.usageError("--timeout needs a number of seconds, not '\(text)'") }
         timeout = seconds == 0 ? nil : seconds
     }
-    guard try withKeychain(invocation, { KeychainEnvironment.hasPassphrase }) else {
+    // A keychain that cannot be read (refused as rolled back, say) is not one without a
+    // passphrase: its error is the answer.
+    guard try withKeychain(invocation, { KeychainEnvironment.keychainExists ? try KeychainEnvironment.passphraseIsSet() : false }) else {
         invocation.output.info("the keychain has no passphrase: it is always unlocked")
         return
     }
@@ -222,7 +224,7 @@ private let passwdCommand = Command(
         """,
     options: [stdinOption, OptionSpec(name: "remove", long: "remove", help: "Remove the passphrase.")]
 ) { invocation throws(CommandLineError) in
-    let has = try withKeychain(invocation) { KeychainEnvironment.hasPassphrase }
+    let has = try withKeychain(invocation) { KeychainEnvironment.keychainExists ? try KeychainEnvironment.passphraseIsSet() : false }
     let remove = invocation.arguments.contains("remove")
     if remove && !has {
         invocation.output.info("the keychain has no passphrase")

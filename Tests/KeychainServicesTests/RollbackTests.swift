@@ -381,6 +381,11 @@ struct RollbackTests {
         let second = try anchorBytes(keychain)
         let idRange = 8..<24
         #expect(first[idRange] != second[idRange], "the second keychain has its own id")
+        // The same generation in both; the digests differ, as they cover each keychain's
+        // protection records (its own random class keys), so even the closest state another
+        // keychain can reach is not this one's.
+        let generationRange = 24..<32
+        #expect(first[generationRange] == second[generationRange], "both anchors record the same generation")
 
         // The first keychain's anchor put back: same key, same state, another keychain.
         try first.write(to: URL(fileURLWithPath: path(keychain, "keychain.anchor")))

@@ -45,8 +45,8 @@ struct AutoLockCommandTests {
         for line in keys.split(separator: "\n") {
             // serial flags usage timeout perm uid gid type description: length
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            // A secret replaced by a later unlock is invalidated ('i'), and listed until the
-            // kernel's collector removes it: only the live one counts.
+            // The live key: one replaced by an unlock is invalidated and stays listed (flag
+            // "i", or "D" once dead) until the kernel's collector runs.
             guard fields.count > 8, !fields[1].contains("i"), !fields[1].contains("D"), !fields[1].contains("R") else { continue }
             if fields[7] == "user", fields[8] == description[...] { return String(fields[3]) }
         }

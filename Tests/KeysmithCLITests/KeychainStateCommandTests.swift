@@ -299,4 +299,31 @@ import Testing
         #expect(unsupported.status == 1)
         #expect(unsupported.stderr.contains("Secret Service"))
     }
+
+    /// A keychain whose database is refused (an older copy put back without its anchor) is
+    /// not taken for one without a passphrase: `unlock` and `passwd` fail with the reason
+    /// and its fix, instead of saying "no passphrase, always unlocked" and succeeding with
+    /// any passphrase, or offering to set a first one.
+    @Test func aRefusedDatabaseIsNotAKeychainWithoutPassphrase() throws {
+        let home = TemporaryHome()
+        #expect(try keysmith(["create", "--stdin"], home: home, standardInput: "pw\n", environment: Self.fast).status == 0)
+        defer { _ = try? keysmith(["lock", "--all"], home: home) }
+        #expect(try Self.add(home, "first", "whenUnlocked", "one").status == 0)
+        let database = home.keychain.appendingPathComponent("keychain.db")
+        let older = home.keychain.appendingPathComponent("older.db")
+        try FileManager.default.copyItem(at: database, to: older)
+        #expect(try Self.add(home, "second", "whenUnlocked", "two").status == 0)
+        #expect(try keysmith(["lock", "--all"], home: home).status == 0)
+        for name in ["keychain.db", "keychain.db-wal", "keychain.db-shm"] {
+            try? FileManager.default.removeItem(at: home.keychain.appendingPathComponent(name))
+        }
+        try FileManager.default.moveItem(at: older, to: database)
+        let unlocked = try keysmith(["unlock", "--stdin"], home: home, standardInput: "not the passphrase\n", environment: Self.fast)
+        #expect(unlocked.status != 0, "\(unlocked)")
+        #expect(!unlocked.stdout.contains("no passphrase"), "\(unlocked)")
+        #expect(unlocked.stderr.contains("rolled back"), "\(unlocked)")
+        let changed = try keysmith(["passwd", "--stdin"], home: home, standardInput: "new\n", environment: Self.fast)
+        #expect(changed.status != 0, "\(changed)")
+        #expect(changed.stderr.contains("rolled back"), "\(changed)")
+    }
 }

@@ -130,9 +130,18 @@ extension KeychainEnvironment {
         return true
     }
 
-    /// Whether the current keychain has a passphrase.
+    /// Whether the current keychain has a passphrase (`false` also when there is no keychain
+    /// or it cannot be opened; ``passphraseIsSet()`` tells those apart).
     public static var hasPassphrase: Bool {
         (try? KeychainEngine.engine(for: current.directory, creating: false).keys.hasPassphrase) ?? false
+    }
+
+    /// Whether the current keychain has a passphrase, read afresh.
+    /// - Throws: errSecItemNotFound when there is no keychain; the error that keeps it from
+    ///   being read otherwise (errSecDecode for a database refused as rolled back or changed
+    ///   outside Keysmith), which a keychain without a passphrase must not be taken for.
+    public static func passphraseIsSet() throws -> Bool {
+        try KeychainEngine.engine(for: current.directory, creating: false).keys.passphraseIsSet()
     }
 
     /// Where the lock state is shared: `"kernel keyring"` (the user's keyring, shared by the

@@ -86,6 +86,16 @@ extension KeyHierarchy {
         return records.passphrase != nil
     }
 
+    /// Whether the keychain has a passphrase, with the records read afresh.
+    /// - Throws: the error that keeps the records from being read or accepted (a database
+    ///   the anchor refuses, say).
+    func passphraseIsSet() throws -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        try refresh()
+        return records.passphrase != nil
+    }
+
     // MARK: Wrapping
 
     func keyEncryptionKey(_ keyClass: KeyClass, secret: SecretKey?) -> SecretKey {

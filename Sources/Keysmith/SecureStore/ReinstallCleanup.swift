@@ -113,6 +113,12 @@ extension NamespaceRegistry {
 }
 
 extension SecureStore {
+    /// Whether `locations` holds `location`, compared byte for byte: locations are paths,
+    /// and two spellings Swift's `==` equates ("é" and "e\u{301}") are two directories.
+    static func lists(_ locations: [String], _ location: String) -> Bool {
+        locations.contains { $0.utf8.elementsEqual(location.utf8) }
+    }
+
     /// Removes this store's leftover items on the first launch after a reinstall; see
     /// ``ReinstallCleanup``.
     ///
@@ -169,14 +175,14 @@ extension SecureStore {
             if !hasSentinel { try? registry.setSentinel(locations: location.map { [$0] } ?? []) }
             // A sentinel of an earlier version, or one set from another location: this one
             // is added, best effort.
-            if hasSentinel, let location, let locations, !locations.contains(location) {
+            if hasSentinel, let location, let locations, !Self.lists(locations, location) {
                 try? registry.setSentinel(locations: locations + [location])
             }
             return .notFirstLaunch
         }
         let isUpdate = cleanup.upgradeIndicatorKeys.contains(where: { indicators.object(forKey: $0) != nil })
         // Linux: preferences marked somewhere else, or a sentinel that does not say where.
-        let elsewhere = hasSentinel && location.map { location in !(locations ?? []).contains(location) } == true
+        let elsewhere = hasSentinel && location.map { location in !Self.lists(locations ?? [], location) } == true
         if isUpdate || !hasSentinel || elsewhere {
             do {
                 if !hasSentinel || elsewhere {

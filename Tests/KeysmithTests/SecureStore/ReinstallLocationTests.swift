@@ -35,6 +35,26 @@ struct ReinstallLocationTests {
         }
     }
 
+    /// Locations are paths, and paths are bytes: "café" spelled with a precomposed "é" and
+    /// with "e" and a combining accent are two directories on Linux, though Swift's `==`
+    /// equates them. Preferences marked in one and missing in the other are not a reinstall.
+    @Test func locationsCompareByteForByte() throws {
+        try withTemporaryKeychain {
+            let store = try makeStore()
+            try withTemporaryDefaults { first throws in
+                #expect(try store.removeLeftoversAfterReinstall(
+                    defaults: first, cleanup: ReinstallCleanup(), preferencesLocation: "/home/caf\u{E9}/.config") == .firstRun)
+            }
+            try store.set("access_token", "kept", in: "auth")
+            try withTemporaryDefaults { other throws in
+                let outcome = try store.removeLeftoversAfterReinstall(
+                    defaults: other, cleanup: ReinstallCleanup(), preferencesLocation: "/home/cafe\u{301}/.config")
+                #expect(outcome == .markedExistingInstall)
+                #expect(try store.get("access_token", as: String.self, in: "auth") == "kept")
+            }
+        }
+    }
+
     @Test func theLocationIsXDGConfigHomeOrHomeConfig() {
         #if !canImport(Darwin)
         #expect(ReinstallCleanup.preferencesLocation(["HOME": "/home/a", "XDG_CONFIG_HOME": "/etc/xdg-a"]) == "/etc/xdg-a")
