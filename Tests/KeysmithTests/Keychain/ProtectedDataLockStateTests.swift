@@ -70,7 +70,9 @@ struct ProtectedDataLockStateTests {
             // A task of its own (it inherits the temporary keychain), canceled once seen.
             let retry = Task {
                 try await ProtectedDataAvailability.retrying(policy: policy) {
-                    attempts.record(start.duration(to: clock.now))
+                    // Recorded when the read is over: the unlocks below must not come before
+                    // the first read, which would then succeed and never wait.
+                    defer { attempts.record(start.duration(to: clock.now)) }
                     return try Self.readToken()
                 }
             }
