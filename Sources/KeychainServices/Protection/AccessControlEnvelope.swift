@@ -107,7 +107,7 @@ struct AccessControlEnvelope {
         /// is taken).
         init(_ password: Data) throws {
             parameters = PassphraseKey.fresh()
-            key = try parameters.stretch(Array(password))
+            key = try parameters.stretch(password)
         }
     }
 
@@ -191,7 +191,7 @@ struct AccessControlEnvelope {
         var passwordKey: SecretKey?
         if requirements.contains(.applicationPassword) {
             guard let password = secrets.applicationPassword, let passwordParameters else { return nil }
-            passwordKey = try passwordParameters.stretch(Array(password))
+            passwordKey = try passwordParameters.stretch(password)
         }
         let kek = Self.pathKey(
             requirements, flags: flags, reference: reference, biometryShared: biometryShared,

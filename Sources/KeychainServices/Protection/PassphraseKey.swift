@@ -78,20 +78,23 @@ struct PassphraseKey: Equatable {
     /// kept in the lock state: only typing the passphrase gives it).
     /// - Throws: errSecAllocate when Argon2id cannot get its memory.
     func secrets(for passphrase: String) throws -> (a: SecretKey, c: SecretKey, p: SecretKey) {
-        let stretched = try stretch(Array(passphrase.utf8))
+        let stretched = try stretch(passphrase.utf8)
         return (Sodium.deriveKey(from: stretched, id: 1, context: "kspass02"),
                 Sodium.deriveKey(from: stretched, id: 2, context: "kspass02"),
                 Sodium.deriveKey(from: stretched, id: 3, context: "kspass02"))
     }
 
-    /// Argon2id of `bytes` with these parameters, into locked memory (`bytes` is zeroed).
+    /// Argon2id of `bytes` with these parameters, into locked memory. The one copy made of
+    /// `bytes` (sized once, so never moved) is zeroed; the caller's own storage is its to zero.
     /// - Throws: errSecAllocate when Argon2id cannot get its memory.
-    func stretch(_ bytes: [UInt8]) throws -> SecretKey {
+    func stretch<Bytes: Collection>(_ bytes: Bytes) throws -> SecretKey where Bytes.Element == UInt8 {
         precondition(Sodium.isReady, "libsodium failed to initialize")
         let stretched = SecretKey(uninitializedCount: Sodium.keyLength)
-        var utf8 = bytes
+        var utf8: [UInt8] = []
+        utf8.reserveCapacity(bytes.count + 1)
+        utf8.append(contentsOf: bytes)
         let length = utf8.count
-        utf8.append(0)  // never an empty buffer
+        utf8.append(0)  // never an empty buffer; within the reserved capacity
         defer { utf8.withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) } }
         let code = stretched.withUnsafeMutableBytes { out in
             utf8.withUnsafeBytes { pw in
