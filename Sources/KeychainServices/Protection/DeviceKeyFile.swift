@@ -34,32 +34,10 @@ enum DeviceKeyFile {
         var bytes = magic
         key.withUnsafeBytes { bytes.append(contentsOf: $0) }
         defer { bytes.withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) } }
-        let temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
-        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw KeychainFailure(
-                errSecWrPerm, "Cannot create the key file in \(url.deletingLastPathComponent().path): \(String(cString: strerror(errno))).",
-                recovery: "Check that the keychain directory exists and is writable by this user.")
-        }
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd)
-        close(fd)
-        defer { unlink(temporary.path) }
-        guard written == bytes.count, synced == 0 else {
-            throw KeychainFailure(
-                errSecIO, "Writing the key file \(url.path) failed: \(String(cString: strerror(errno))).",
-                recovery: "Check free disk space and permissions of the keychain directory.")
-        }
         // EEXIST: another process installed its key first. ENOENT: a process that found the
         // key installed removed this temporary file as an interrupted copy; either way the
         // installed key is loaded below.
-        if link(temporary.path, url.path) != 0 && errno != EEXIST && errno != ENOENT {
-            throw KeychainFailure(
-                errSecIO, "Installing the key file \(url.path) failed: \(String(cString: strerror(errno))).",
-                recovery: "Check permissions of the keychain directory.")
-        }
-        KeychainFiles.syncDirectory(url.deletingLastPathComponent())
+        try KeychainFiles.installUnlessPresent(bytes, at: url, naming: "the key file")
         // Another process may have won the race: everybody uses the file that is in place.
         guard let installed = try load(at: url) else {
             throw KeychainFailure(errSecIO, "The key file \(url.path) vanished right after it was created.")
@@ -232,6 +210,43 @@ enum KeychainFiles {
         }
         defer { close(fd) }
         try requirePrivate(fd: fd, path: path, kind: kind)
+    }
+
+    /// Writes `bytes` (mode 0600) to a temporary file beside `url`, syncs it, and links it
+    /// to `url` unless a file is there already (another process installed its own first:
+    /// the caller reads whatever is in place); the directory entry is synced.
+    /// - Parameters:
+    ///   - bytes: The file's contents.
+    ///   - url: Where the file goes.
+    ///   - what: The file's name for people, in errors ("the key file").
+    /// - Throws: errSecWrPerm when the temporary file cannot be made, errSecIO when writing
+    ///   or linking fails.
+    static func installUnlessPresent(_ bytes: [UInt8], at url: URL, naming what: String) throws {
+        let temporary = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
+        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw KeychainFailure(
+                errSecWrPerm, "Cannot create \(what) in \(url.deletingLastPathComponent().path): \(String(cString: strerror(errno))).",
+                recovery: "Check that the keychain directory exists and is writable by this user.")
+        }
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd)
+        close(fd)
+        defer { unlink(temporary.path) }
+        guard written == bytes.count, synced == 0 else {
+            throw KeychainFailure(
+                errSecIO, "Writing \(what) \(url.path) failed: \(String(cString: strerror(errno))).",
+                recovery: "Check free disk space and permissions of the keychain directory.")
+        }
+        // EEXIST: another process installed its file first; ENOENT: another process removed
+        // this temporary file as an interrupted copy. Either way the file in place is used.
+        if link(temporary.path, url.path) != 0 && errno != EEXIST && errno != ENOENT {
+            throw KeychainFailure(
+                errSecIO, "Installing \(what) \(url.path) failed: \(String(cString: strerror(errno))).",
+                recovery: "Check permissions of the keychain directory.")
+        }
+        syncDirectory(url.deletingLastPathComponent())
     }
 
     /// Makes a directory entry change durable.

@@ -130,29 +130,7 @@ enum TPM2KeyStore {
 
     /// Writes `bytes` to a new file and links it to `url` unless a file is there already.
     private static func install(_ bytes: [UInt8], at url: URL) throws {
-        let temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
-        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw KeychainFailure(
-                errSecWrPerm, "Cannot create the TPM-sealed key file in \(url.deletingLastPathComponent().path): \(String(cString: strerror(errno))).",
-                recovery: "Check that the keychain directory exists and is writable by this user.")
-        }
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd)
-        close(fd)
-        defer { unlink(temporary.path) }
-        guard written == bytes.count, synced == 0 else {
-            throw KeychainFailure(
-                errSecIO, "Writing the TPM-sealed key file \(url.path) failed: \(String(cString: strerror(errno))).",
-                recovery: "Check free disk space and permissions of the keychain directory.")
-        }
-        if link(temporary.path, url.path) != 0 && errno != EEXIST && errno != ENOENT {
-            throw KeychainFailure(
-                errSecIO, "Installing the TPM-sealed key file \(url.path) failed: \(String(cString: strerror(errno))).",
-                recovery: "Check permissions of the keychain directory.")
-        }
-        KeychainFiles.syncDirectory(url.deletingLastPathComponent())
+        try KeychainFiles.installUnlessPresent(bytes, at: url, naming: "the TPM-sealed key file")
     }
 
     // MARK: - Errors
