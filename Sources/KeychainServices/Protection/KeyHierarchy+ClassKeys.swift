@@ -195,14 +195,18 @@ extension KeyHierarchy {
     /// Forgets the class A secret (and with `evictingFirstUnlock`, class C's) in every
     /// process of the user, and this process's unwrapped copies.
     func lock(evictingFirstUnlock: Bool) {
-        lock.lock()
-        defer { lock.unlock() }
-        LockStateStore.remove(.a, keychainID: keychainID)
-        forget(.a)
-        if evictingFirstUnlock {
-            LockStateStore.remove(.c, keychainID: keychainID)
-            forget(.c)
+        do {
+            lock.lock()
+            defer { lock.unlock() }
+            LockStateStore.remove(.a, keychainID: keychainID)
+            forget(.a)
+            if evictingFirstUnlock {
+                LockStateStore.remove(.c, keychainID: keychainID)
+                forget(.c)
+            }
         }
+        // Outside the lock: observers (a KeyRetriever dropping its cache) run right here.
+        NotificationCenter.default.post(name: Self.unavailableNotification, object: nil)
     }
 
     static let wrongPassphrase = KeychainFailure(

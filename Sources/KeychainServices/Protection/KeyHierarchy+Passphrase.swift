@@ -141,6 +141,9 @@ extension KeyHierarchy {
                 }
             }
         }
+        // The keys changed: whatever was read under the old ones is dropped by those who
+        // keep copies (a KeyRetriever's cache), then the new state is announced.
+        NotificationCenter.default.post(name: Self.unavailableNotification, object: nil)
         if lockState == .unlocked {
             NotificationCenter.default.post(name: Self.availableNotification, object: nil)
         }

@@ -377,6 +377,11 @@ final class KeyHierarchy: @unchecked Sendable {
     /// same name as iOS's `UIApplication.protectedDataDidBecomeAvailableNotification`.
     static let availableNotification = Notification.Name("UIApplicationProtectedDataDidBecomeAvailable")
 
+    /// Posted (by name, in this process) when this process locks the keychain or changes its
+    /// passphrase: the same name as iOS's
+    /// `UIApplication.protectedDataWillBecomeUnavailableNotification`.
+    static let unavailableNotification = Notification.Name("UIApplicationProtectedDataWillBecomeUnavailable")
+
     /// Item counts per accessibility label (`pdmn` column, machine tags removed), plus the
     /// ThisDeviceOnly rows of other machines under "other machine".
     func itemCounts() throws -> [String: Int] {

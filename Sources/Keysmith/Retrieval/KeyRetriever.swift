@@ -854,9 +854,11 @@ struct UnavailableKeySource: KeySource {
     func identifiers() throws -> [String] { throw error }
 }
 
-/// The notification observers that clear the cache: the app entering the background and
-/// memory warnings (UIKit's notification names, posted on iOS, tvOS and visionOS), and on
-/// Apple platforms the system's memory-pressure events.
+/// The notification observers that clear the cache: the app entering the background,
+/// memory warnings and protected data becoming unavailable (UIKit's notification names,
+/// posted on iOS, tvOS and visionOS, and the last also by Keysmith's keychain on Linux when
+/// this process locks it or changes its passphrase), and on Apple platforms the system's
+/// memory-pressure events.
 final class RetrieverObservers: @unchecked Sendable {
     /// `UIApplication.didEnterBackgroundNotification` and
     /// `UIApplication.didReceiveMemoryWarningNotification`, by raw name so that Keysmith
@@ -864,6 +866,9 @@ final class RetrieverObservers: @unchecked Sendable {
     static let clearingNotifications = [
         Notification.Name("UIApplicationDidEnterBackgroundNotification"),
         Notification.Name("UIApplicationDidReceiveMemoryWarningNotification"),
+        // Protected data going away: the device locking on iOS; on Linux, a lock or a
+        // passphrase change made in this process.
+        Notification.Name("UIApplicationProtectedDataWillBecomeUnavailable"),
     ]
 
     private let center: NotificationCenter?

@@ -32,12 +32,32 @@
             }
         }
 
+        /// A key cached while the keychain had no passphrase: the passphrase set since, and the
+        /// keychain locked, it is not served from memory either.
+        @Test func aKeyCachedBeforeThePassphraseIsNotServedAfterALock() throws {
+            try withRetrievalKeychain {
+                defer { try? KeychainEnvironment.lock(evictingFirstUnlock: true) }
+                let source = KeychainKeySource(service: retrievalService())
+                try source.store(Data("secret-key".utf8), for: "db_key", version: "1")
+                let retriever = KeyRetriever(sources: [source], cacheTimeToLive: nil)
+                #expect(try retriever.retrieve("db_key")?.string() == "secret-key")
+                try KeychainEnvironment.setPassphrase("retriever pass", old: nil)
+                try KeychainEnvironment.lock(evictingFirstUnlock: true)
+                switch Result(catching: { try retriever.retrieve("db_key") }) {
+                case .success(let info): #expect(info == nil, "served after the lock: \(String(describing: info))")
+                case .failure: break
+                }
+            }
+        }
+
         /// Without a passphrase the keychain never locks: its keys are cached as before.
         @Test func aKeychainWithoutPassphraseIsCachedAsBefore() throws {
             try withRetrievalKeychain {
                 let source = KeychainKeySource(service: retrievalService())
                 try source.store(Data("k".utf8), for: "api_key", version: "1")
-                let retriever = KeyRetriever(sources: [source], cacheTimeToLive: nil)
+                // Its own notification center: a lock in a test running alongside (which
+                // clears the caches of retrievers on the process's center) cannot reach it.
+                let retriever = KeyRetriever(sources: [source], cacheTimeToLive: nil, notificationCenter: NotificationCenter())
                 #expect(try retriever.retrieve("api_key")?.string() == "k")
                 _ = try source.remove("api_key")
                 #expect(try retriever.retrieve("api_key")?.string() == "k")  // from the cache
