@@ -196,14 +196,8 @@ extension KeyHierarchy {
             // a passcode key pair existed that their passcode routes are sealed to.
             if !replaced && oldPasscodeSecret == nil { continue }
             let oldItemKey = derivedItemKey(protection, classKey: oldKeys[keyClass])
-            let associated = Self.associatedData(
-                prefix: prefix, itemClass: row.itemClass, reference: row.reference, primaryKey: row.primaryKeyHash,
-                protection: row.protection)
-            let opened = row.ciphertext.withUnsafeBytes { ciphertext in
-                row.nonce.withUnsafeBytes { nonce in
-                    associated.withUnsafeBytes { Sodium.open(ciphertext, nonce: nonce, associatedData: $0, key: oldItemKey) }
-                }
-            }
+            let associated = Self.associatedData(for: row, prefix: prefix)
+            let opened = Self.open(row, associatedData: associated, key: oldItemKey)
             guard let opened else { continue }
             var plaintext = opened
             var envelopeChanged = false

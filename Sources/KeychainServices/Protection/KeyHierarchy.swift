@@ -205,14 +205,7 @@ final class KeyHierarchy: @unchecked Sendable {
             let row = item.row
             guard let protection = ProtectionClass(rawValue: row.protection) else { continue }
             let legacyKey = Sodium.deriveKey(from: deviceKey, id: protection.keyNumber, context: "ksclass1")
-            let oldAD = Self.associatedData(
-                prefix: prefix, itemClass: row.itemClass, reference: row.reference, primaryKey: row.primaryKeyHash,
-                protection: row.protection)
-            let opened = row.ciphertext.withUnsafeBytes { ciphertext in
-                row.nonce.withUnsafeBytes { nonce in
-                    oldAD.withUnsafeBytes { Sodium.open(ciphertext, nonce: nonce, associatedData: $0, key: legacyKey) }
-                }
-            }
+            let opened = Self.open(row, associatedData: Self.associatedData(for: row, prefix: prefix), key: legacyKey)
             // A row that does not authenticate was damaged before the upgrade: it stays as
             // it is, and keeps being reported as damaged.
             guard let opened else { continue }
@@ -430,6 +423,24 @@ final class KeyHierarchy: @unchecked Sendable {
     // MARK: Shared helpers
 
     /// `"keysmith.item.v1" ‖ keychain-id`, the start of every item's associated data.
+    /// The associated data a stored row is sealed with, as it stands.
+    static func associatedData(for row: StoredRow, prefix: Data) -> [UInt8] {
+        associatedData(
+            prefix: prefix, itemClass: row.itemClass, reference: row.reference, primaryKey: row.primaryKeyHash,
+            protection: row.protection)
+    }
+
+    /// The plaintext of a stored row under `key` and `associated` (its
+    /// ``associatedData(for:prefix:)``); `nil` when it does not authenticate (damaged, or
+    /// sealed under another key).
+    static func open(_ row: StoredRow, associatedData associated: [UInt8], key: SecretKey) -> SecretBuffer? {
+        row.ciphertext.withUnsafeBytes { ciphertext in
+            row.nonce.withUnsafeBytes { nonce in
+                associated.withUnsafeBytes { Sodium.open(ciphertext, nonce: nonce, associatedData: $0, key: key) }
+            }
+        }
+    }
+
     static func associatedDataPrefix(keychainID: Data) -> Data {
         Data("keysmith.item.v1".utf8) + keychainID
     }
