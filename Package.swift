@@ -241,3 +241,33 @@ package.targets += [
         path: "Tests/Support/securestore-interop"
     )
 ]
+
+// The freedesktop Secret Service on the keychain: `keysmith secret-service` runs
+// `keysmith-secret-service`, installed beside keysmith, which serves org.freedesktop.secrets on
+// the session bus (sd-bus from libsystemd) and encrypts the dh-ietf1024-sha256-aes128-cbc-pkcs7
+// session with libcrypto. Neither library is linked into keysmith itself. Linux only.
+#if os(Linux)
+package.products += [
+    .executable(name: "keysmith-secret-service", targets: ["keysmith-secret-service"])
+]
+package.targets += [
+    .systemLibrary(
+        name: "COpenSSL",
+        pkgConfig: "libcrypto",
+        providers: [.apt(["libssl-dev"])]
+    ),
+    .target(
+        name: "KeysmithSecretService",
+        dependencies: ["Keysmith", "KeychainServices", "CSystemdBus", "COpenSSL", "CSodium"],
+        linkerSettings: [.linkedLibrary("systemd")]
+    ),
+    .executableTarget(
+        name: "keysmith-secret-service",
+        dependencies: ["KeysmithSecretService"]
+    ),
+    .testTarget(
+        name: "KeysmithSecretServiceTests",
+        dependencies: ["KeysmithSecretService", "Keysmith", "KeychainServices"]
+    ),
+]
+#endif
