@@ -175,3 +175,17 @@ struct SessionDiffieHellmanTests {
         _ = try DiffieHellmanTransfer.agree(clientPublicKey: [4])
     }
 }
+
+extension SessionDiffieHellmanTests {
+    @Test("a session cipher describes itself by its algorithm: printing or dumping it shows no key")
+    func descriptionHoldsNoKey() throws {
+        let (cipher, _) = try knownSession()
+        var dumped = ""
+        dump(cipher, to: &dumped)
+        for text in [String(describing: cipher), String(reflecting: cipher), dumped] {
+            #expect(text.contains("dh-ietf1024-sha256-aes128-cbc-pkcs7"))
+            #expect(!text.contains("SessionKey"))
+            #expect(!text.contains("0x"))
+        }
+    }
+}

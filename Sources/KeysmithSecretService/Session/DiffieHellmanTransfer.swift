@@ -103,3 +103,11 @@ public struct DiffieHellmanTransfer: SecretTransferCipher {
         (iv, try key.encrypt(secret, iv: iv))
     }
 }
+
+extension DiffieHellmanTransfer: CustomStringConvertible, CustomReflectable {
+    /// The algorithm's name: never the key.
+    public var description: String { "\(SessionAlgorithm.diffieHellman) session cipher" }
+
+    /// No children: `dump` and debuggers' summaries show the description, not the key's storage.
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
+}
