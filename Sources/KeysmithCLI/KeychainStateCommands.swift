@@ -15,12 +15,13 @@ public enum KeychainStateCommands {
         return []
         #else
         return [createCommand, unlockCommand, lockCommand, passwdCommand, statusCommand, exportCommand, importCommand, deleteKeychainCommand]
+            + DeviceKeyCommands.all
         #endif
     }()
 }
 
 #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
-private let stdinOption = OptionSpec(
+let stdinOption = OptionSpec(
     name: "stdin", long: "stdin",
     help: "Read the passphrase from standard input instead of prompting (one line per passphrase asked for).")
 
@@ -36,7 +37,7 @@ enum GivenPassphrase {
 /// Reads `count` passphrases: one prompt each (without echo; new ones asked twice), or
 /// `count` lines of standard input with --stdin; those handed on by macOS's keychain
 /// commands (``GivenPassphrase``) are taken as given.
-private func readPassphrases(_ invocation: CommandInvocation, prompts: [(text: String, isNew: Bool)]) throws(CommandLineError) -> [String] {
+func readPassphrases(_ invocation: CommandInvocation, prompts: [(text: String, isNew: Bool)]) throws(CommandLineError) -> [String] {
     let given = prompts.map { invocation.arguments.value($0.isNew ? GivenPassphrase.new : GivenPassphrase.current) }
     guard given.contains(where: { $0 != nil }) else { return try readPassphrasesAsked(invocation, prompts: prompts) }
     var asked = try readPassphrasesAsked(invocation, prompts: zip(prompts, given).filter { $0.1 == nil }.map(\.0))
@@ -75,7 +76,7 @@ private func readPassphrasesAsked(_ invocation: CommandInvocation, prompts: [(te
 }
 
 /// Runs `body` with the invocation's keychain in force, turning failures into exit statuses.
-private func withKeychain<Result>(_ invocation: CommandInvocation, _ body: () throws -> Result) throws(CommandLineError) -> Result {
+func withKeychain<Result>(_ invocation: CommandInvocation, _ body: () throws -> Result) throws(CommandLineError) -> Result {
     let environment = KeychainEnvironment(
         directory: invocation.settings.keychainDirectory ?? KeychainEnvironment.current.directory,
         accessGroups: invocation.settings.accessGroups)

@@ -54,6 +54,7 @@ extension KeychainEnvironment {
         do {
             let engine = try KeychainEngine.engine(for: current.directory, forWriting: true)
             try engine.keys.setPassphrase(new, old: old, timeout: defaultAutoLock, transaction: engine.writeTransaction)
+            try updateRecoverySeal(deviceKey: engine.keys.deviceKey, passphrase: new)
         } catch let failure as KeychainFailure {
             throw KeychainStateError(status: failure.status, reason: failure.reason, recovery: failure.recovery)
         }
