@@ -11,15 +11,42 @@ import Glibc
 /// The device key commands (Linux: the TPM key store).
 enum DeviceKeyCommands {
     static let all: [Command] = [moveDeviceKeyCommand, resealDeviceKeyCommand]
+
+    /// Commands that never open an existing keychain's device key.
+    private static let openNoKey = ["help", "demo", "create", "delete-keychain"]
+
+    /// Before a command runs: for a keychain whose device key is sealed with a TPM PIN and no
+    /// PIN given (KEYSMITH_TPM2_PIN), asks for it on the terminal. Without a terminal the
+    /// command goes on, and the keychain's open says the PIN is needed.
+    static func askForTPMPINIfNeeded(_ command: Command) {
+        guard !openNoKey.contains(where: { Array($0.utf8) == Array(command.name.utf8) }), !KeychainEnvironment.tpmPINIsGiven,
+            KeychainEnvironment.deviceKeyNeedsTPMPIN
+        else { return }
+        guard var pin = try? TerminalPrompt.read(promptText: "TPM PIN: ", confirmText: nil) else { return }
+        defer { pin.resetBytes(in: 0..<pin.count) }
+        KeychainEnvironment.useTPMPIN(String(decoding: pin, as: UTF8.self))
+    }
+}
+
+let tpmPINOption = OptionSpec(
+    name: "tpm-pin", long: "tpm-pin",
+    help: "Seal the device key with a TPM PIN too (asked for twice, or KEYSMITH_TPM2_PIN); every open then needs it.")
+
+/// Asks for a new TPM PIN (twice, without echo) unless KEYSMITH_TPM2_PIN gives it.
+func askForNewTPMPIN() throws(CommandLineError) {
+    if KeychainEnvironment.tpmPINIsGiven { return }
+    var pin = try TerminalPrompt.read(promptText: "new TPM PIN: ", confirmText: "again: ")
+    defer { pin.resetBytes(in: 0..<pin.count) }
+    KeychainEnvironment.useTPMPIN(String(decoding: pin, as: UTF8.self))
 }
 
 private let moveDeviceKeyCommand = Command(
-    name: "move-device-key", group: .keychain, synopsis: "--to tpm2 [--stdin]",
+    name: "move-device-key", group: .keychain, synopsis: "--to tpm2 [--tpm-pin] [--stdin]",
     summary: "Move the keychain's device key from its key file into the TPM, and erase the file",
     details: """
         Seals the keychain's device key (device.key) by this machine's TPM 2.0 (KEYSMITH_TPM2_TCTI, default device:/dev/tpmrm0), checks that the TPM gives the same key back, stores the sealed blob as device.tpm2, and erases device.key (overwritten with zeros, synced, removed). From then on the keychain opens only with this machine's TPM, as one created with 'keysmith create --key-store tpm2': a copy of its directory opens nothing elsewhere, class D items included. Later commands find the TPM by themselves (KEYSMITH_KEY_STORE unset or tpm2).
 
-        KEYSMITH_TPM2_PCRS=7 (or a list, 0,7) also binds the key to those PCRs; a keychain with a passphrase then asks for it (once, or one line of standard input with --stdin), to make the recovery seal that lets 'keysmith reseal-device-key' seal the key again after a firmware update. KEYSMITH_TPM2_PIN also seals it with a TPM PIN, which every open then needs.
+        KEYSMITH_TPM2_PCRS=7 (or a list, 0,7) also binds the key to those PCRs; a keychain with a passphrase then asks for it (once, or one line of standard input with --stdin), to make the recovery seal that lets 'keysmith reseal-device-key' seal the key again after a firmware update. --tpm-pin (or KEYSMITH_TPM2_PIN) also seals it with a TPM PIN, which every open then needs.
 
         Every step can be interrupted (a crash, a power cut) without losing an item: the key file is erased only after the sealed key is in place and checked, and a keychain holding both opens through the TPM. Run the command again to finish an interrupted move. The overwrite cannot reach older copies of the file that the file system, its snapshots or backups may keep.
 
@@ -30,7 +57,7 @@ private let moveDeviceKeyCommand = Command(
         """,
     options: [
         OptionSpec(name: "to", long: "to", value: .required("STORE"), help: "Where the key goes: tpm2 (the only choice)."),
-        stdinOption,
+        tpmPINOption, stdinOption,
     ]
 ) { invocation throws(CommandLineError) in
     guard let store = invocation.arguments.value("to") else { throw invocation.usageError("--to tpm2 is required") }
@@ -43,6 +70,7 @@ private let moveDeviceKeyCommand = Command(
     // interrupted move), whatever KEYSMITH_KEY_STORE asks for.
     unsetenv("KEYSMITH_KEY_STORE")
     let needsPassphrase = try withKeychain(invocation) { try KeychainEnvironment.deviceKeyMoveNeedsPassphrase }
+    if invocation.arguments.contains("tpm-pin") { try askForNewTPMPIN() }
     let passphrase = needsPassphrase ? try readPassphrases(invocation, prompts: [("keychain passphrase: ", false)])[0] : nil
     let outcome = try withKeychain(invocation) { try KeychainEnvironment.moveDeviceKeyToTPM(passphrase: passphrase) }
     switch outcome {

@@ -141,6 +141,10 @@ struct TPM2DeviceKeyMoveTests {
         #expect(try Data(contentsOf: home.keychain.appendingPathComponent("device.tpm2")) == sealedBefore, "a wrong passphrase changed the sealed key")
         #expect(try run(["find-generic-password", "-s", "tpm.move", "-a", "d", "-w"], home, tpm).status != 0)
 
+        // Killed after sealing, before the new sealed key replaced the old one: still refused, nothing lost.
+        let killed = try run(["reseal-device-key", "--stdin"], home, tpm, standardInput: "right horse\n", extra: ["KEYSMITH_CRASH_AT": "reseal-sealed"])
+        #expect(killed.status == SIGKILL, "\(killed)")
+        #expect(try Data(contentsOf: home.keychain.appendingPathComponent("device.tpm2")) == sealedBefore)
         let resealed = try run(["reseal-device-key", "--stdin"], home, tpm, standardInput: "right horse\n")
         #expect(resealed.status == 0 && resealed.stdout.contains("current values of PCR 16"), "\(resealed)")
         try expectItems(home, tpm, "sealed again")
@@ -192,7 +196,12 @@ struct TPM2DeviceKeyMoveTests {
         let tpm = try SoftwareTPM(in: home, name: "pin")
         defer { tpm.stop() }
         let pin = ["KEYSMITH_TPM2_PIN": "4711"]
-        let created = try run(["create", "--no-passphrase", "--key-store", "tpm2"], home, tpm, extra: pin)
+        let fileStore = try run(["create", "--no-passphrase", "--tpm-pin"], home, tpm, extra: pin)
+        #expect(fileStore.status == 2 && fileStore.stderr.contains("--tpm-pin needs the TPM key store"), "\(fileStore)")
+        let noTerminal = try run(["create", "--no-passphrase", "--key-store", "tpm2", "--tpm-pin"], home, tpm)
+        #expect(noTerminal.status != 0 && noTerminal.stderr.contains("no terminal"), "\(noTerminal)")
+        #expect(!FileManager.default.fileExists(atPath: home.keychain.appendingPathComponent("device.tpm2").path))
+        let created = try run(["create", "--no-passphrase", "--key-store", "tpm2", "--tpm-pin"], home, tpm, extra: pin)
         #expect(created.status == 0, "\(created)")
         for (account, accessibility, secret) in Self.items.prefix(1) {
             #expect(try run(["add-generic-password", "-s", "tpm.pin", "-a", account, "--stdin", "--accessible", accessibility],

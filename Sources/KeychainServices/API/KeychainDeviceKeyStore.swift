@@ -1,5 +1,6 @@
 #if !canImport(Security)
 import Foundation
+import Synchronization
 
 /// Moving the device key into the TPM, and sealing it again after a PCR change.
 extension KeychainEnvironment {
@@ -75,6 +76,26 @@ extension KeychainEnvironment {
             throw KeychainStateError(status: failure.status, reason: failure.reason, recovery: failure.recovery)
         }
     }
+
+    /// The TPM PIN given in this process (``useTPMPIN(_:)``).
+    private static let givenTPMPIN = Mutex<String?>(nil)
+
+    /// Sets the TPM PIN this process uses, instead of `KEYSMITH_TPM2_PIN`: for a keychain
+    /// whose device key is sealed with a PIN, and for one created now (a new keychain in
+    /// the TPM key store gets the PIN). `nil` goes back to the variable.
+    public static func useTPMPIN(_ pin: String?) {
+        givenTPMPIN.withLock { $0 = pin.flatMap { $0.isEmpty ? nil : $0 } }
+    }
+
+    /// The TPM PIN in force: the one given with ``useTPMPIN(_:)``, else `KEYSMITH_TPM2_PIN`.
+    static func tpmPIN(_ variables: [String: String]) -> String? {
+        if let given = givenTPMPIN.withLock({ $0 }) { return given }
+        guard let pin = variables["KEYSMITH_TPM2_PIN"], !pin.isEmpty else { return nil }
+        return pin
+    }
+
+    /// Whether a TPM PIN is in force (given, or in `KEYSMITH_TPM2_PIN`).
+    public static var tpmPINIsGiven: Bool { tpmPIN(ProcessVariables.named("KEYSMITH_TPM2_PIN")) != nil }
 
     /// Whether the current keychain's device key is sealed with a TPM PIN.
     public static var deviceKeyNeedsTPMPIN: Bool {

@@ -84,12 +84,13 @@ enum TPM2KeyStore {
         return needsPIN(blob)
     }
 
-    /// The authorization value for the TPM PIN in `KEYSMITH_TPM2_PIN` (`nil` when unset or
-    /// empty): a keyed BLAKE2b hash of the PIN's bytes, so a PIN of any length fits the
-    /// TPM's 32 bytes. Guessing is left to the TPM, which limits it (dictionary-attack
-    /// lockout); the value itself crosses the bus only inside salted session HMACs.
+    /// The authorization value for the TPM PIN in force (given in this process, else
+    /// `KEYSMITH_TPM2_PIN`; `nil` when there is none): a keyed BLAKE2b hash of the PIN's
+    /// bytes, so a PIN of any length fits the TPM's 32 bytes. Guessing is left to the TPM,
+    /// which limits it (dictionary-attack lockout); the value itself crosses the bus only
+    /// inside salted session HMACs.
     static func pinAuth(_ variables: [String: String]) -> SecretKey? {
-        guard let pin = variables["KEYSMITH_TPM2_PIN"], !pin.isEmpty else { return nil }
+        guard let pin = KeychainEnvironment.tpmPIN(variables) else { return nil }
         return authValue(Array(pin.utf8), purpose: "keysmith tpm2 pin")
     }
 
