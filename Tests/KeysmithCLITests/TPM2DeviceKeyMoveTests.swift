@@ -222,6 +222,16 @@ struct TPM2DeviceKeyMoveTests {
         // The sealed object is under dictionary-attack protection (not noDA): the TPM counted it.
         #expect(try lockoutCounter(tpm) == 1)
         #expect(try run(["find-generic-password", "-s", "tpm.pin", "-a", "d", "-w"], home, tpm, extra: pin).stdout == "class-d-secret\n")
+        // swtpm allows three failures (TPM2_PT_MAX_AUTH_FAIL): then even the right PIN is refused, and the error says why.
+        for _ in 0..<2 {
+            #expect(try run(["find-generic-password", "-s", "tpm.pin", "-a", "d", "-w"], home, tpm, extra: ["KEYSMITH_TPM2_PIN": "0000"]).status != 0)
+        }
+        let locked = try run(["find-generic-password", "-s", "tpm.pin", "-a", "d", "-w"], home, tpm, extra: pin)
+        #expect(locked.status != 0 && !locked.stdout.contains("class-d"), "\(locked)")
+        #expect(locked.stderr.contains("dictionary-attack lockout") && locked.stderr.contains("tpm2_dictionarylockout --clear-lockout"), "\(locked)")
+        // Deleting the keychain removes its sealed key too.
+        #expect(try run(["delete-keychain"], home, tpm).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: home.keychain.appendingPathComponent("device.tpm2").path))
     }
 
     /// TPM2_PT_LOCKOUT_COUNTER, read from outside with tpm2-tools.
