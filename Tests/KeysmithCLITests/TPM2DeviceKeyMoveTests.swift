@@ -234,6 +234,33 @@ struct TPM2DeviceKeyMoveTests {
         #expect(!FileManager.default.fileExists(atPath: home.keychain.appendingPathComponent("device.tpm2").path))
     }
 
+    @Test func pinAndPCRsTogetherNeedBothAndTheResealKeepsThePIN() throws {
+        let home = TemporaryHome()
+        let tpm = try SoftwareTPM(in: home, name: "pinpcr")
+        defer { tpm.stop() }
+        defer { _ = try? run(["lock", "--all"], home, tpm) }
+        let pin = ["KEYSMITH_TPM2_PIN": "2468"]
+        let created = try run(["create", "--stdin", "--key-store", "tpm2", "--tpm-pin"], home, tpm, standardInput: "right horse\n",
+                              extra: pin.merging(["KEYSMITH_TPM2_PCRS": "16"]) { $1 })
+        #expect(created.status == 0, "\(created)")
+        #expect(try run(["add-generic-password", "-s", "tpm.both", "-a", "d", "--stdin", "--accessible", "always"], home, tpm,
+                        standardInput: "both-bound\n", extra: pin).status == 0)
+        #expect(try run(["find-generic-password", "-s", "tpm.both", "-a", "d", "-w"], home, tpm, extra: pin).stdout == "both-bound\n")
+        let wrongPIN = try run(["find-generic-password", "-s", "tpm.both", "-a", "d", "-w"], home, tpm, extra: ["KEYSMITH_TPM2_PIN": "1357"])
+        #expect(wrongPIN.status != 0 && wrongPIN.stderr.contains("TPM PIN") && wrongPIN.stderr.contains("is wrong"), "\(wrongPIN)")
+
+        try tpmTests.extendPCR16(tpm)
+        let refused = try run(["find-generic-password", "-s", "tpm.both", "-a", "d", "-w"], home, tpm, extra: pin)
+        #expect(refused.status != 0 && refused.stderr.contains("PCR 16 no longer holds the value"), "\(refused)")
+        let noPIN = try run(["reseal-device-key", "--stdin"], home, tpm, standardInput: "right horse\n")
+        #expect(noPIN.status != 0 && noPIN.stderr.contains("needs the PIN too"), "\(noPIN)")
+        #expect(try run(["reseal-device-key", "--stdin"], home, tpm, standardInput: "right horse\n", extra: pin).status == 0)
+        #expect(try run(["find-generic-password", "-s", "tpm.both", "-a", "d", "-w"], home, tpm, extra: pin).stdout == "both-bound\n")
+        // Sealed again with the PIN: without it, still nothing.
+        let without = try run(["find-generic-password", "-s", "tpm.both", "-a", "d", "-w"], home, tpm)
+        #expect(without.status != 0 && without.stderr.contains("sealed with a TPM PIN"), "\(without)")
+    }
+
     /// TPM2_PT_LOCKOUT_COUNTER, read from outside with tpm2-tools.
     func lockoutCounter(_ tpm: SoftwareTPM) throws -> Int {
         let process = Process()

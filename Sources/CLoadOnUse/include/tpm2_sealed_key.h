@@ -11,7 +11,10 @@
 // areas, and the primary key's name) opens nothing without that TPM. Every command runs in
 // a session salted with the primary key, with parameter encryption, so the secret does not
 // cross the bus to the TPM in the clear. With a PCR mask, the object's policy requires the
-// selected SHA-256 PCRs to hold the values they held at sealing.
+// selected SHA-256 PCRs to hold the values they held at sealing. With an authorization value
+// (a PIN, or a passphrase-derived value for the recovery seal), the object needs it too
+// (with PCRs: TPM2_PolicyPCR then TPM2_PolicyAuthValue) and is under the TPM's
+// dictionary-attack protection.
 //
 // The functions are hidden: linked into the programs and libraries that use KeychainServices,
 // never exported from them (libkeysmith.so exports only its C interface).
