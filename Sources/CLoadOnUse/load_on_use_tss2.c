@@ -163,6 +163,20 @@ TSS2_RC Esys_PolicyGetDigest(ESYS_CONTEXT *esysContext, ESYS_TR policySession, E
 }
 
 __attribute__((visibility("hidden")))
+TSS2_RC Esys_PolicyAuthValue(ESYS_CONTEXT *esysContext, ESYS_TR policySession, ESYS_TR shandle1, ESYS_TR shandle2,
+                             ESYS_TR shandle3) {
+    LOAD_ON_USE_RESOLVE(esys_library, open_esys, Esys_PolicyAuthValue)
+    return resolved_Esys_PolicyAuthValue == NULL ? TSS2_LIBRARY_MISSING
+        : resolved_Esys_PolicyAuthValue(esysContext, policySession, shandle1, shandle2, shandle3);
+}
+
+__attribute__((visibility("hidden")))
+TSS2_RC Esys_TR_SetAuth(ESYS_CONTEXT *esysContext, ESYS_TR handle, TPM2B_AUTH const *authValue) {
+    LOAD_ON_USE_RESOLVE(esys_library, open_esys, Esys_TR_SetAuth)
+    return resolved_Esys_TR_SetAuth == NULL ? TSS2_LIBRARY_MISSING : resolved_Esys_TR_SetAuth(esysContext, handle, authValue);
+}
+
+__attribute__((visibility("hidden")))
 TSS2_RC Esys_FlushContext(ESYS_CONTEXT *esysContext, ESYS_TR flushHandle) {
     LOAD_ON_USE_RESOLVE(esys_library, open_esys, Esys_FlushContext)
     return resolved_Esys_FlushContext == NULL ? TSS2_LIBRARY_MISSING : resolved_Esys_FlushContext(esysContext, flushHandle);

@@ -6,8 +6,9 @@
 #include "include/tpm2_sealed_key.h"
 #include "load_on_use.h"
 
-// Blob format: the 4-byte PCR mask (big-endian), then the marshalled TPM2B_NAME of the
-// storage primary key, TPM2B_PUBLIC and TPM2B_PRIVATE of the sealed object.
+// Blob format: 4 bytes (big-endian) holding the PCR mask in bits 0 to 23 and
+// KEYSMITH_TPM2_BLOB_NEEDS_AUTH in bit 24, then the marshalled TPM2B_NAME of the storage
+// primary key, TPM2B_PUBLIC and TPM2B_PRIVATE of the sealed object.
 
 struct tpm {
     TSS2_TCTI_CONTEXT *tcti;
@@ -99,6 +100,14 @@ static TPML_PCR_SELECTION pcr_selection(uint32_t mask) {
     return selection;
 }
 
+// Runs TPM2_PolicyAuthValue in `session`: the object's authorization value is then part of
+// the session's HMAC (ESYS takes it from Esys_TR_SetAuth).
+static tpm2_sealed_key_outcome policy_auth_value(struct tpm *tpm, ESYS_TR session) {
+    TSS2_RC rc = Esys_PolicyAuthValue(tpm->esys, session, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE);
+    if (rc != TSS2_RC_SUCCESS) return failed(KEYSMITH_TPM2_COMMAND_FAILED, rc, "TPM2_PolicyAuthValue");
+    return succeeded();
+}
+
 // Runs TPM2_PolicyPCR in `session` (a trial or a policy session): the TPM takes the PCRs'
 // current values.
 static tpm2_sealed_key_outcome policy_pcr(struct tpm *tpm, ESYS_TR session, uint32_t mask) {
@@ -109,14 +118,16 @@ static tpm2_sealed_key_outcome policy_pcr(struct tpm *tpm, ESYS_TR session, uint
     return succeeded();
 }
 
-// The policy digest of "the selected PCRs hold their current values", from a trial session.
-static tpm2_sealed_key_outcome pcr_policy_digest(struct tpm *tpm, uint32_t mask, TPM2B_DIGEST *digest) {
+// The policy digest of "the selected PCRs hold their current values" (and, with
+// `with_auth`, "the authorization value is given"), from a trial session.
+static tpm2_sealed_key_outcome pcr_policy_digest(struct tpm *tpm, uint32_t mask, int with_auth, TPM2B_DIGEST *digest) {
     ESYS_TR trial = ESYS_TR_NONE;
     TPMT_SYM_DEF none = {.algorithm = TPM2_ALG_NULL};
     TSS2_RC rc = Esys_StartAuthSession(tpm->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
                                        ESYS_TR_NONE, NULL, TPM2_SE_TRIAL, &none, TPM2_ALG_SHA256, &trial);
     if (rc != TSS2_RC_SUCCESS) return failed(KEYSMITH_TPM2_COMMAND_FAILED, rc, "TPM2_StartAuthSession");
     tpm2_sealed_key_outcome outcome = policy_pcr(tpm, trial, mask);
+    if (outcome.failure == KEYSMITH_TPM2_SUCCESS && with_auth) outcome = policy_auth_value(tpm, trial);
     if (outcome.failure == KEYSMITH_TPM2_SUCCESS) {
         TPM2B_DIGEST *result = NULL;
         rc = Esys_PolicyGetDigest(tpm->esys, trial, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &result);
@@ -133,7 +144,14 @@ static tpm2_sealed_key_outcome pcr_policy_digest(struct tpm *tpm, uint32_t mask,
 
 tpm2_sealed_key_outcome tpm2_sealed_key_seal(const char *tcti, const uint8_t *secret, size_t secret_length,
                                          uint32_t pcr_mask, uint8_t *blob, size_t *blob_length) {
-    if (secret_length == 0 || secret_length > 128 || pcr_mask >= (1u << 24))
+    return tpm2_sealed_key_seal_with_auth(tcti, secret, secret_length, pcr_mask, NULL, 0, blob, blob_length);
+}
+
+tpm2_sealed_key_outcome tpm2_sealed_key_seal_with_auth(const char *tcti, const uint8_t *secret, size_t secret_length,
+                                                   uint32_t pcr_mask, const uint8_t *auth, size_t auth_length,
+                                                   uint8_t *blob, size_t *blob_length) {
+    if (secret_length == 0 || secret_length > 128 || pcr_mask >= (1u << 24) || auth_length > 32
+        || (auth_length > 0 && auth == NULL))
         return failed(KEYSMITH_TPM2_BAD_ARGUMENT, 0, "arguments");
     struct tpm tpm;
     tpm2_sealed_key_outcome outcome = open_tpm(&tpm, tcti);
@@ -148,14 +166,18 @@ tpm2_sealed_key_outcome tpm2_sealed_key_seal(const char *tcti, const uint8_t *se
             .type = TPM2_ALG_KEYEDHASH,
             .nameAlg = TPM2_ALG_SHA256,
             // A sealed data object: neither a signing nor a decryption key, bound to this TPM
-            // and this parent; with a PCR policy, usable only through it.
-            .objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_NODA
+            // and this parent; with a PCR policy, usable only through it. An object with an
+            // authorization value (a PIN, a passphrase) is under the TPM's dictionary-attack
+            // protection: wrong values count towards its lockout. One without has nothing
+            // to guess (noDA), so it never locks the TPM out.
+            .objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT
+                | (auth_length == 0 ? TPMA_OBJECT_NODA : 0)
                 | (pcr_mask == 0 ? TPMA_OBJECT_USERWITHAUTH : 0),
             .parameters.keyedHashDetail.scheme = {.scheme = TPM2_ALG_NULL},
         },
     };
     if (pcr_mask != 0) {
-        outcome = pcr_policy_digest(&tpm, pcr_mask, &template.publicArea.authPolicy);
+        outcome = pcr_policy_digest(&tpm, pcr_mask, auth_length > 0, &template.publicArea.authPolicy);
         if (outcome.failure != KEYSMITH_TPM2_SUCCESS) goto done;
     }
     outcome = start_session(&tpm, TPM2_SE_HMAC, &tpm.session);
@@ -165,6 +187,10 @@ tpm2_sealed_key_outcome tpm2_sealed_key_seal(const char *tcti, const uint8_t *se
     if (outcome.failure != KEYSMITH_TPM2_SUCCESS) goto done;
     sensitive.sensitive.data.size = (UINT16)secret_length;
     memcpy(sensitive.sensitive.data.buffer, secret, secret_length);
+    if (auth_length > 0) {
+        sensitive.sensitive.userAuth.size = (UINT16)auth_length;
+        memcpy(sensitive.sensitive.userAuth.buffer, auth, auth_length);
+    }
     TPM2B_DATA no_outside_info = {0};
     TPML_PCR_SELECTION no_pcrs = {0};
     TSS2_RC rc = Esys_Create(tpm.esys, tpm.primary, tpm.session, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &template,
@@ -179,10 +205,11 @@ tpm2_sealed_key_outcome tpm2_sealed_key_seal(const char *tcti, const uint8_t *se
         goto done;
     }
     size_t offset = 4;
-    blob[0] = (uint8_t)(pcr_mask >> 24);
-    blob[1] = (uint8_t)(pcr_mask >> 16);
-    blob[2] = (uint8_t)(pcr_mask >> 8);
-    blob[3] = (uint8_t)pcr_mask;
+    uint32_t header = pcr_mask | (auth_length > 0 ? KEYSMITH_TPM2_BLOB_NEEDS_AUTH : 0);
+    blob[0] = (uint8_t)(header >> 24);
+    blob[1] = (uint8_t)(header >> 16);
+    blob[2] = (uint8_t)(header >> 8);
+    blob[3] = (uint8_t)header;
     rc = Tss2_MU_TPM2B_NAME_Marshal(primary_name, blob, KEYSMITH_TPM2_BLOB_CAPACITY, &offset);
     if (rc == TSS2_RC_SUCCESS) rc = Tss2_MU_TPM2B_PUBLIC_Marshal(public, blob, KEYSMITH_TPM2_BLOB_CAPACITY, &offset);
     if (rc == TSS2_RC_SUCCESS) rc = Tss2_MU_TPM2B_PRIVATE_Marshal(private, blob, KEYSMITH_TPM2_BLOB_CAPACITY, &offset);
@@ -202,6 +229,7 @@ done:
 
 struct parsed_blob {
     uint32_t pcr_mask;
+    int needs_auth;
     TPM2B_NAME primary_name;
     TPM2B_PUBLIC public;
     TPM2B_PRIVATE private;
@@ -210,8 +238,10 @@ struct parsed_blob {
 static int parse_blob(const uint8_t *blob, size_t blob_length, struct parsed_blob *parsed) {
     memset(parsed, 0, sizeof *parsed);
     if (blob_length < 4) return 0;
-    parsed->pcr_mask = ((uint32_t)blob[0] << 24) | ((uint32_t)blob[1] << 16) | ((uint32_t)blob[2] << 8) | blob[3];
-    if (parsed->pcr_mask >= (1u << 24)) return 0;
+    uint32_t header = ((uint32_t)blob[0] << 24) | ((uint32_t)blob[1] << 16) | ((uint32_t)blob[2] << 8) | blob[3];
+    if ((header & ~(KEYSMITH_TPM2_BLOB_NEEDS_AUTH | 0xFFFFFFu)) != 0) return 0;
+    parsed->pcr_mask = header & 0xFFFFFFu;
+    parsed->needs_auth = (header & KEYSMITH_TPM2_BLOB_NEEDS_AUTH) != 0;
     size_t offset = 4;
     if (Tss2_MU_TPM2B_NAME_Unmarshal(blob, blob_length, &offset, &parsed->primary_name) != TSS2_RC_SUCCESS) return 0;
     if (Tss2_MU_TPM2B_PUBLIC_Unmarshal(blob, blob_length, &offset, &parsed->public) != TSS2_RC_SUCCESS) return 0;
@@ -224,13 +254,27 @@ int64_t tpm2_sealed_key_blob_pcr_mask(const uint8_t *blob, size_t blob_length) {
     return parse_blob(blob, blob_length, &parsed) ? (int64_t)parsed.pcr_mask : -1;
 }
 
+int tpm2_sealed_key_blob_needs_auth(const uint8_t *blob, size_t blob_length) {
+    struct parsed_blob parsed;
+    if (!parse_blob(blob, blob_length, &parsed)) return -1;
+    return parsed.needs_auth;
+}
+
 tpm2_sealed_key_outcome tpm2_sealed_key_unseal(const char *tcti, const uint8_t *blob, size_t blob_length,
                                            uint8_t *secret, size_t secret_capacity, size_t *secret_length) {
+    return tpm2_sealed_key_unseal_with_auth(tcti, blob, blob_length, NULL, 0, secret, secret_capacity, secret_length);
+}
+
+tpm2_sealed_key_outcome tpm2_sealed_key_unseal_with_auth(const char *tcti, const uint8_t *blob, size_t blob_length,
+                                                     const uint8_t *auth, size_t auth_length, uint8_t *secret,
+                                                     size_t secret_capacity, size_t *secret_length) {
     struct parsed_blob parsed;
     if (!parse_blob(blob, blob_length, &parsed)) {
         if (!load_on_use_tss2_available()) return failed(KEYSMITH_TPM2_LIBRARY_MISSING, 0, "loading tpm2-tss");
         return failed(KEYSMITH_TPM2_BLOB_DAMAGED, 0, "reading the blob");
     }
+    if (auth_length > 32 || (auth_length > 0 && auth == NULL)) return failed(KEYSMITH_TPM2_BAD_ARGUMENT, 0, "arguments");
+    if (parsed.needs_auth && auth_length == 0) return failed(KEYSMITH_TPM2_AUTH_NEEDED, 0, "the authorization value");
     struct tpm tpm;
     TPM2B_NAME *primary_name = NULL;
     TPM2B_SENSITIVE_DATA *unsealed = NULL;
@@ -257,9 +301,23 @@ tpm2_sealed_key_outcome tpm2_sealed_key_unseal(const char *tcti, const uint8_t *
         outcome = failed(KEYSMITH_TPM2_COMMAND_FAILED, rc, "TPM2_Load");
         goto done;
     }
+    if (parsed.needs_auth) {
+        TPM2B_AUTH value = {.size = (UINT16)auth_length};
+        memcpy(value.buffer, auth, auth_length);
+        rc = Esys_TR_SetAuth(tpm.esys, tpm.object, &value);
+        explicit_bzero(&value, sizeof value);
+        if (rc != TSS2_RC_SUCCESS) {
+            outcome = failed(KEYSMITH_TPM2_COMMAND_FAILED, rc, "Esys_TR_SetAuth");
+            goto done;
+        }
+    }
     if (parsed.pcr_mask != 0) {
         outcome = policy_pcr(&tpm, tpm.session, parsed.pcr_mask);
         if (outcome.failure != KEYSMITH_TPM2_SUCCESS) goto done;
+        if (parsed.needs_auth) {
+            outcome = policy_auth_value(&tpm, tpm.session);
+            if (outcome.failure != KEYSMITH_TPM2_SUCCESS) goto done;
+        }
     }
     // The secret is the response's first parameter: encrypted on its way back.
     outcome = set_attributes(&tpm, tpm.session, TPMA_SESSION_ENCRYPT);

@@ -15,12 +15,13 @@ public enum KeychainStateCommands {
         return []
         #else
         return [createCommand, unlockCommand, lockCommand, passwdCommand, statusCommand, exportCommand, importCommand, deleteKeychainCommand]
+            + DeviceKeyCommands.all
         #endif
     }()
 }
 
 #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
-private let stdinOption = OptionSpec(
+let stdinOption = OptionSpec(
     name: "stdin", long: "stdin",
     help: "Read the passphrase from standard input instead of prompting (one line per passphrase asked for).")
 
@@ -36,7 +37,7 @@ enum GivenPassphrase {
 /// Reads `count` passphrases: one prompt each (without echo; new ones asked twice), or
 /// `count` lines of standard input with --stdin; those handed on by macOS's keychain
 /// commands (``GivenPassphrase``) are taken as given.
-private func readPassphrases(_ invocation: CommandInvocation, prompts: [(text: String, isNew: Bool)]) throws(CommandLineError) -> [String] {
+func readPassphrases(_ invocation: CommandInvocation, prompts: [(text: String, isNew: Bool)]) throws(CommandLineError) -> [String] {
     let given = prompts.map { invocation.arguments.value($0.isNew ? GivenPassphrase.new : GivenPassphrase.current) }
     guard given.contains(where: { $0 != nil }) else { return try readPassphrasesAsked(invocation, prompts: prompts) }
     var asked = try readPassphrasesAsked(invocation, prompts: zip(prompts, given).filter { $0.1 == nil }.map(\.0))
@@ -75,7 +76,7 @@ private func readPassphrasesAsked(_ invocation: CommandInvocation, prompts: [(te
 }
 
 /// Runs `body` with the invocation's keychain in force, turning failures into exit statuses.
-private func withKeychain<Result>(_ invocation: CommandInvocation, _ body: () throws -> Result) throws(CommandLineError) -> Result {
+func withKeychain<Result>(_ invocation: CommandInvocation, _ body: () throws -> Result) throws(CommandLineError) -> Result {
     let environment = KeychainEnvironment(
         directory: invocation.settings.keychainDirectory ?? KeychainEnvironment.current.directory,
         accessGroups: invocation.settings.accessGroups)
@@ -102,14 +103,16 @@ private func stateName(_ state: KeychainLockState) -> String {
 }
 
 private let createCommand = Command(
-    name: "create", group: .keychain, synopsis: "[--no-passphrase | --stdin] [--key-store STORE]",
+    name: "create", group: .keychain, synopsis: "[--no-passphrase | --stdin] [--key-store STORE [--tpm-pin]]",
     summary: "Create the keychain, with a passphrase (prompted, or --stdin) or without one",
     details: """
         Creates the keychain directory and its files. With a passphrase, items accessible only when unlocked (or after the first unlock) need 'keysmith unlock' after a restart or 'keysmith lock'; without one (--no-passphrase) the keychain is always unlocked, as a device without a passcode. A keychain that already exists is left alone.
 
         The passphrase is asked for twice without echo, or read from standard input with --stdin. It is never stored: it is stretched with Argon2id (3 passes over 128 MiB, about a quarter of a second).
 
-        The device key is kept where KEYSMITH_KEY_STORE (or --key-store) says: 'file' (device.key beside the database), 'tpm2' (sealed by this machine's TPM 2.0, reached through KEYSMITH_TPM2_TCTI, default device:/dev/tpmrm0; only the sealed blob device.tpm2 is stored, and it opens nothing on another machine; KEYSMITH_TPM2_PCRS=7 also binds it to PCR 7), 'systemd-credential', or 'auto' (the default). Later commands find the store the keychain was created with.
+        The device key is kept where KEYSMITH_KEY_STORE (or --key-store) says: 'file' (device.key beside the database), 'tpm2' (sealed by this machine's TPM 2.0, reached through KEYSMITH_TPM2_TCTI, default device:/dev/tpmrm0; only the sealed blob device.tpm2 is stored, and it opens nothing on another machine; KEYSMITH_TPM2_PCRS=7 also binds it to PCR 7), 'systemd-credential', or 'auto' (the default). Later commands find the store the keychain was created with. A keychain with a passphrase whose key is bound to PCRs also gets a recovery seal, which 'keysmith reseal-device-key' opens with the passphrase after a firmware or boot change.
+
+        With --tpm-pin (tpm2 only), the TPM also requires a PIN, asked for twice without echo (or taken from KEYSMITH_TPM2_PIN): every later command needs it (asked for on the terminal, or KEYSMITH_TPM2_PIN). The TPM checks it, and after a few wrong PINs refuses every PIN for a while (its dictionary-attack lockout).
 
         Examples:
 
@@ -117,10 +120,12 @@ private let createCommand = Command(
           printf '%s\\n' "$PASSPHRASE" | keysmith create --stdin
           keysmith create --no-passphrase
           keysmith create --key-store tpm2
+          keysmith create --key-store tpm2 --tpm-pin
         """,
     options: [
         stdinOption, OptionSpec(name: "no-passphrase", long: "no-passphrase", help: "Create the keychain without a passphrase."),
         OptionSpec(name: "key-store", long: "key-store", value: .required("STORE"), help: "Where the device key is kept: auto, file, tpm2 or systemd-credential (as KEYSMITH_KEY_STORE)."),
+        tpmPINOption,
     ]
 ) { invocation throws(CommandLineError) in
     let directory = invocation.settings.keychainDirectory ?? KeychainEnvironment.current.directory
@@ -134,6 +139,12 @@ private let createCommand = Command(
         }
         // The keychain is opened below, in this process: the choice reaches it as the variable would.
         setenv("KEYSMITH_KEY_STORE", store, 1)
+    }
+    if invocation.arguments.contains("tpm-pin") {
+        guard let store = ProcessInfo.processInfo.environment["KEYSMITH_KEY_STORE"], Array(store.utf8) == Array("tpm2".utf8) else {
+            throw invocation.usageError("--tpm-pin needs the TPM key store (--key-store tpm2)")
+        }
+        try askForNewTPMPIN()
     }
     if invocation.arguments.contains("no-passphrase") {
         if invocation.arguments.contains("stdin") { throw invocation.usageError("give --no-passphrase or --stdin, not both") }

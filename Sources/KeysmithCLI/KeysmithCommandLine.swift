@@ -214,6 +214,9 @@ public enum KeysmithCommandLine {
         var failure: CommandLineError?
         settings.withKeychain {
             do throws(CommandLineError) {
+                #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
+                DeviceKeyCommands.askForTPMPINIfNeeded(command)
+                #endif
                 try command.run(invocation)
             } catch {
                 failure = error

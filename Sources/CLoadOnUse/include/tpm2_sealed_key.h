@@ -11,7 +11,10 @@
 // areas, and the primary key's name) opens nothing without that TPM. Every command runs in
 // a session salted with the primary key, with parameter encryption, so the secret does not
 // cross the bus to the TPM in the clear. With a PCR mask, the object's policy requires the
-// selected SHA-256 PCRs to hold the values they held at sealing.
+// selected SHA-256 PCRs to hold the values they held at sealing. With an authorization value
+// (a PIN, or a passphrase-derived value for the recovery seal), the object needs it too
+// (with PCRs: TPM2_PolicyPCR then TPM2_PolicyAuthValue) and is under the TPM's
+// dictionary-attack protection.
 //
 // The functions are hidden: linked into the programs and libraries that use KeychainServices,
 // never exported from them (libkeysmith.so exports only its C interface).
@@ -33,6 +36,8 @@ typedef enum {
     KEYSMITH_TPM2_BLOB_DAMAGED = 5,
     /// An output buffer is too small, or an argument is out of range.
     KEYSMITH_TPM2_BAD_ARGUMENT = 6,
+    /// The sealed object needs an authorization value (a PIN or passphrase) and none was given.
+    KEYSMITH_TPM2_AUTH_NEEDED = 7,
 } tpm2_sealed_key_failure;
 
 /// The outcome of a seal or unseal.
@@ -44,6 +49,9 @@ typedef struct {
     const char *step;
 } tpm2_sealed_key_outcome;
 
+/// Bit 24 of a blob's header: the sealed object needs an authorization value.
+#define KEYSMITH_TPM2_BLOB_NEEDS_AUTH (1u << 24)
+
 /// The largest blob tpm2_sealed_key_seal writes.
 #define KEYSMITH_TPM2_BLOB_CAPACITY 1024
 
@@ -54,6 +62,26 @@ typedef struct {
 __attribute__((visibility("hidden")))
 tpm2_sealed_key_outcome tpm2_sealed_key_seal(const char *tcti, const uint8_t *secret, size_t secret_length,
                                          uint32_t pcr_mask, uint8_t *blob, size_t *blob_length);
+
+/// tpm2_sealed_key_seal with an authorization value `auth` (at most 32 bytes; none when
+/// `auth_length` is 0): then the object can be used only by who gives it (with a PCR mask,
+/// the policy requires both the PCRs and the value), and it is under the TPM's
+/// dictionary-attack protection (no noDA): wrong values count towards the TPM's lockout.
+__attribute__((visibility("hidden")))
+tpm2_sealed_key_outcome tpm2_sealed_key_seal_with_auth(const char *tcti, const uint8_t *secret, size_t secret_length,
+                                                   uint32_t pcr_mask, const uint8_t *auth, size_t auth_length,
+                                                   uint8_t *blob, size_t *blob_length);
+
+/// tpm2_sealed_key_unseal with the authorization value of an object sealed with one (a
+/// wrong one fails with TPM_RC_AUTH_FAIL, and counts towards the TPM's lockout).
+__attribute__((visibility("hidden")))
+tpm2_sealed_key_outcome tpm2_sealed_key_unseal_with_auth(const char *tcti, const uint8_t *blob, size_t blob_length,
+                                                     const uint8_t *auth, size_t auth_length, uint8_t *secret,
+                                                     size_t secret_capacity, size_t *secret_length);
+
+/// Whether a blob's object needs an authorization value (1, 0), or -1 when it is damaged.
+__attribute__((visibility("hidden")))
+int tpm2_sealed_key_blob_needs_auth(const uint8_t *blob, size_t blob_length);
 
 /// Unseals the secret in `blob` into `secret` (capacity `secret_capacity`), its length to
 /// `*secret_length`. The PCR mask is read from the blob.

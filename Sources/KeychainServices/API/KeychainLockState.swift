@@ -54,6 +54,7 @@ extension KeychainEnvironment {
         do {
             let engine = try KeychainEngine.engine(for: current.directory, forWriting: true)
             try engine.keys.setPassphrase(new, old: old, timeout: defaultAutoLock, transaction: engine.writeTransaction)
+            try updateRecoverySeal(deviceKey: engine.keys.deviceKey, passphrase: new)
         } catch let failure as KeychainFailure {
             throw KeychainStateError(status: failure.status, reason: failure.reason, recovery: failure.recovery)
         }
@@ -93,7 +94,8 @@ extension KeychainEnvironment {
 
     /// Deletes the current keychain: its unlock state in the kernel keyring (both secrets,
     /// in every process of the user), then its files (`keychain.db` with its WAL and
-    /// shared-memory files, `device.key`, `keychain.anchor`, `keychain.verified`), then the
+    /// shared-memory files, `device.key` or the TPM-sealed `device.tpm2` and
+    /// `device.recovery.tpm2`, `keychain.anchor`, `keychain.verified`), then the
     /// directory when nothing else is left in it. Its items are gone for good. Nothing
     /// happens when there is no keychain.
     /// - Returns: whether a keychain was deleted.
@@ -117,6 +119,7 @@ extension KeychainEnvironment {
         let names = [
             KeychainEngine.databaseName, KeychainEngine.databaseName + "-wal", KeychainEngine.databaseName + "-shm",
             KeychainEngine.keyFileName, RollbackAnchor.fileName, RollbackAnchor.resetFileName, VerificationRecord.fileName,
+            TPM2KeyStore.blobFileName, TPM2RecoverySeal.fileName,
         ]
         for name in names {
             let path = directory.appendingPathComponent(name).path

@@ -13,7 +13,13 @@ import Foundation
 ///   beside the database (see ``TPM2KeyStore``; `KEYSMITH_TPM2_TCTI`, `KEYSMITH_TPM2_PCRS`).
 /// - `file`: `device.key` beside the database (0600), created on first use.
 /// - `auto` (the default): the systemd credential when it exists, else the TPM when the
-///   keychain was created with it (`device.tpm2` exists), else the file.
+///   keychain was created with it or its key was moved into it (`device.tpm2` exists), else
+///   the file.
+///
+/// A keychain with both `device.tpm2` and `device.key` (a move into the TPM interrupted
+/// before the key file was erased, see ``DeviceKeyMove``) opens through the TPM, with
+/// `auto` and `tpm2`: `device.tpm2` is installed only once it was checked to unseal to the
+/// key file's key.
 ///
 /// The Secret Service (libsecret) is not supported yet; asking for it is an error that says
 /// so. A keychain keeps the store it was created with: its check value fails with a key
@@ -32,6 +38,13 @@ enum DeviceKeyStore {
                 mask != 0
             {
                 text += ", bound to PCR \(TPM2KeyStore.pcrList(mask))"
+                if FileManager.default.fileExists(atPath: TPM2RecoverySeal.url(besides: blob).path) {
+                    text += " (the passphrase can seal it again: keysmith reseal-device-key)"
+                }
+            }
+            if TPM2KeyStore.needsPIN(at: blob) { text += ", with a TPM PIN" }
+            if FileManager.default.fileExists(atPath: keyFile.path) {
+                text += "; the key file \(keyFile.path) is left over from an interrupted move: run 'keysmith move-device-key --to tpm2' again to erase it"
             }
             return text
         case nil: return "unavailable (KEYSMITH_KEY_STORE=\(variables["KEYSMITH_KEY_STORE"] ?? ""))"
@@ -67,10 +80,12 @@ enum DeviceKeyStore {
             }
             return .file
         case "tpm2":
-            if FileManager.default.fileExists(atPath: keyFile.path) {
+            // Both files: a move into the TPM that was interrupted before the key file was
+            // erased; the sealed key was checked before it was installed, and is used.
+            if FileManager.default.fileExists(atPath: keyFile.path), !FileManager.default.fileExists(atPath: sealed.path) {
                 throw KeychainFailure(
                     errSecNotAvailable, "KEYSMITH_KEY_STORE=tpm2, but this keychain's device key is in the key file \(keyFile.path).",
-                    recovery: "Unset KEYSMITH_KEY_STORE to use the key file, or move the items into a new TPM keychain with 'keysmith export' and 'keysmith import' (moving the key file itself into the TPM is not supported yet).")
+                    recovery: "Move it into the TPM with 'keysmith move-device-key --to tpm2', or unset KEYSMITH_KEY_STORE to keep using the key file.")
             }
             return .tpm2(sealed)
         case "systemd-credential":
@@ -96,7 +111,7 @@ enum DeviceKeyStore {
     static func load(
         keyFile: URL, create: Bool,
         _ variables: [String: String] = ProcessVariables.named(
-            "CREDENTIALS_DIRECTORY", "KEYSMITH_KEY_STORE", "KEYSMITH_TPM2_TCTI", "KEYSMITH_TPM2_PCRS")
+            "CREDENTIALS_DIRECTORY", "KEYSMITH_KEY_STORE", "KEYSMITH_TPM2_TCTI", "KEYSMITH_TPM2_PCRS", "KEYSMITH_TPM2_PIN")
     ) throws -> SecretKey {
         switch try chosen(keyFile: keyFile, variables) {
         case .file:

@@ -1,5 +1,6 @@
 #if !canImport(Security)
 import CLoadOnUse
+import CSodium
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -19,12 +20,19 @@ import Musl
 /// `KEYSMITH_TPM2_TCTI`, a TCTI configuration as tpm2-tools takes it (default
 /// `device:/dev/tpmrm0`, the kernel's resource manager); tpm2-tss is loaded on first use.
 ///
-/// Format of `device.tpm2`: the 8-byte magic `KSTPM201`, then the TPM blob (the PCR mask,
-/// the storage key's name, the sealed object's public and private areas).
+/// With `KEYSMITH_TPM2_PIN` at creation (or `keysmith create --tpm-pin`), the object also has
+/// an authorization value derived from the PIN: every open then needs the PIN, and wrong
+/// PINs count towards the TPM's dictionary-attack lockout (the object is not `noDA`).
+///
+/// Format of `device.tpm2`: the 8-byte magic `KSTPM201`, then the TPM blob (the PCR mask and
+/// whether a PIN is needed, the storage key's name, the sealed object's public and private
+/// areas).
 enum TPM2KeyStore {
     static let blobFileName = "device.tpm2"
     static let magic = Array("KSTPM201".utf8)
     static let defaultTCTI = "device:/dev/tpmrm0"
+    /// The header bit of a blob whose object needs an authorization value.
+    static let needsAuthBit = UInt32(KEYSMITH_TPM2_BLOB_NEEDS_AUTH)
 
     /// The TCTI configuration in force.
     static func tcti(_ variables: [String: String]) -> String {
@@ -55,17 +63,89 @@ enum TPM2KeyStore {
 
     /// The PCR mask recorded in the sealed key file at `url`, or `nil` when it cannot be read.
     static func recordedPCRMask(at url: URL) -> UInt32? {
-        guard let blob = try? readBlob(at: url), blob.count >= 4 else { return nil }
-        return blob.prefix(4).reduce(0) { $0 << 8 | UInt32($1) }
+        guard let blob = try? readBlob(at: url) else { return nil }
+        return pcrMask(ofBlob: blob)
+    }
+
+    /// The PCR mask in a blob's header (0 for a damaged one).
+    static func pcrMask(ofBlob blob: [UInt8]) -> UInt32 {
+        guard blob.count >= 4 else { return 0 }
+        return blob.prefix(4).reduce(0) { $0 << 8 | UInt32($1) } & 0xFF_FFFF
+    }
+
+    /// Whether a blob's object needs the TPM PIN.
+    static func needsPIN(_ blob: [UInt8]) -> Bool {
+        blob.count >= 4 && blob.prefix(4).reduce(0) { $0 << 8 | UInt32($1) } & needsAuthBit != 0
+    }
+
+    /// Whether the sealed key file at `url` needs the TPM PIN (false when it cannot be read).
+    static func needsPIN(at url: URL) -> Bool {
+        guard let blob = try? readBlob(at: url) else { return false }
+        return needsPIN(blob)
+    }
+
+    /// The authorization value for the TPM PIN in force (given in this process, else
+    /// `KEYSMITH_TPM2_PIN`; `nil` when there is none): a keyed BLAKE2b hash of the PIN's
+    /// bytes, so a PIN of any length fits the TPM's 32 bytes. Guessing is left to the TPM,
+    /// which limits it (dictionary-attack lockout); the value itself crosses the bus only
+    /// inside salted session HMACs.
+    static func pinAuth(_ variables: [String: String]) -> SecretKey? {
+        guard let pin = KeychainEnvironment.tpmPIN(variables) else { return nil }
+        return authValue(Array(pin.utf8), purpose: "keysmith tpm2 pin")
+    }
+
+    /// A 32-byte authorization value: BLAKE2b of `secret` keyed with `purpose`.
+    static func authValue(_ secret: [UInt8], purpose: String) -> SecretKey {
+        var secret = secret
+        defer { secret.withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) } }
+        let key = Array(purpose.utf8)
+        let value = SecretKey(uninitializedCount: Sodium.keyLength)
+        value.withUnsafeMutableBytes { out in
+            secret.withUnsafeBytes { input in
+                key.withUnsafeBytes { k in
+                    _ = crypto_generichash(
+                        out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count,
+                        input.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(input.count),
+                        k.baseAddress!.assumingMemoryBound(to: UInt8.self), k.count)
+                }
+            }
+        }
+        return value
+    }
+
+    /// Seals `key` with the TPM at `tcti`, bound to the PCRs of `pcrMask` and, with `auth`,
+    /// to that authorization value. `file` names the key file in errors.
+    static func seal(_ key: SecretKey, tcti: String, pcrMask: UInt32, auth: SecretKey?, file: URL, authName: String = "TPM PIN") throws -> [UInt8] {
+        var blob = [UInt8](repeating: 0, count: Int(KEYSMITH_TPM2_BLOB_CAPACITY))
+        var length = 0
+        let outcome = key.withUnsafeBytes { secret in
+            withAuth(auth) { authPointer, authLength in
+                tcti.withCString {
+                    tpm2_sealed_key_seal_with_auth(
+                        $0, secret.baseAddress!.assumingMemoryBound(to: UInt8.self), secret.count, pcrMask, authPointer, authLength,
+                        &blob, &length)
+                }
+            }
+        }
+        guard outcome.failure == KEYSMITH_TPM2_SUCCESS else {
+            throw failure(outcome, tcti: tcti, file: file, pcrMask: pcrMask, authName: authName)
+        }
+        return Array(blob[0..<length])
+    }
+
+    private static func withAuth<Result>(_ auth: SecretKey?, _ body: (UnsafePointer<UInt8>?, Int) -> Result) -> Result {
+        guard let auth else { return body(nil, 0) }
+        return auth.withUnsafeBytes { body($0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count) }
     }
 
     /// The device key sealed in `url`, sealing a new one when there is none and `create` is
     /// true. Two processes that create at once agree on one key (the first blob installed).
     static func loadOrCreate(at url: URL, create: Bool, variables: [String: String]) throws -> SecretKey {
         let tcti = tcti(variables)
+        let pin = pinAuth(variables)
         if let blob = try readBlob(at: url) {
             DeviceKeyFile.removeInterruptedCopies(of: url)
-            return try unseal(blob, from: url, tcti: tcti)
+            return try unseal(blob, from: url, tcti: tcti, auth: needsPIN(blob) ? pin : nil)
         }
         guard create else {
             throw KeychainFailure(
@@ -75,29 +155,32 @@ enum TPM2KeyStore {
         }
         let pcrMask = try pcrMask(variables)
         let key = SecretKey.random()
-        var blob = [UInt8](repeating: 0, count: Int(KEYSMITH_TPM2_BLOB_CAPACITY))
-        var length = 0
-        let outcome = key.withUnsafeBytes { secret in
-            tcti.withCString { tpm2_sealed_key_seal($0, secret.baseAddress!.assumingMemoryBound(to: UInt8.self), secret.count, pcrMask, &blob, &length) }
-        }
-        guard outcome.failure == KEYSMITH_TPM2_SUCCESS else { throw failure(outcome, tcti: tcti, file: url, pcrMask: pcrMask) }
-        try install(magic + blob[0..<length], at: url)
+        let blob = try seal(key, tcti: tcti, pcrMask: pcrMask, auth: pin, file: url)
+        try install(magic + blob, at: url)
         // Another process may have installed its blob first: everybody uses the one in place.
         guard let installed = try readBlob(at: url) else {
             throw KeychainFailure(errSecIO, "The TPM-sealed key file \(url.path) vanished right after it was created.")
         }
-        if installed == Array(blob[0..<length]) { return key }
-        return try unseal(installed, from: url, tcti: tcti)
+        if installed == blob { return key }
+        return try unseal(installed, from: url, tcti: tcti, auth: needsPIN(installed) ? pin : nil)
     }
 
-    private static func unseal(_ blob: [UInt8], from url: URL, tcti: String) throws -> SecretKey {
+    /// The secret sealed in `blob` (read from `url`, named in errors), with the authorization
+    /// value `auth` when the object needs one (`authName` says what it is, for errors).
+    static func unseal(_ blob: [UInt8], from url: URL, tcti: String, auth: SecretKey?, authName: String = "TPM PIN") throws -> SecretKey {
         let key = SecretKey(uninitializedCount: Sodium.keyLength)
         var length = 0
         let outcome = key.withUnsafeMutableBytes { out in
-            tcti.withCString { tpm2_sealed_key_unseal($0, blob, blob.count, out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count, &length) }
+            withAuth(auth) { authPointer, authLength in
+                tcti.withCString {
+                    tpm2_sealed_key_unseal_with_auth(
+                        $0, blob, blob.count, authPointer, authLength, out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count,
+                        &length)
+                }
+            }
         }
         guard outcome.failure == KEYSMITH_TPM2_SUCCESS else {
-            throw failure(outcome, tcti: tcti, file: url, pcrMask: blob.count >= 4 ? blob.prefix(4).reduce(0) { $0 << 8 | UInt32($1) } : 0)
+            throw failure(outcome, tcti: tcti, file: url, pcrMask: pcrMask(ofBlob: blob), authName: authName)
         }
         guard length == Sodium.keyLength else {
             throw KeychainFailure(
@@ -129,7 +212,7 @@ enum TPM2KeyStore {
     }
 
     /// Writes `bytes` to a new file and links it to `url` unless a file is there already.
-    private static func install(_ bytes: [UInt8], at url: URL) throws {
+    static func install(_ bytes: [UInt8], at url: URL) throws {
         try KeychainFiles.installUnlessPresent(bytes, at: url, naming: "the TPM-sealed key file")
     }
 
@@ -143,7 +226,9 @@ enum TPM2KeyStore {
     }
 
     /// What a failed seal or unseal means, with the cause and the fix.
-    static func failure(_ outcome: tpm2_sealed_key_outcome, tcti: String, file: URL, pcrMask: UInt32) -> KeychainFailure {
+    static func failure(
+        _ outcome: tpm2_sealed_key_outcome, tcti: String, file: URL, pcrMask: UInt32, authName: String = "TPM PIN"
+    ) -> KeychainFailure {
         let step = outcome.step.map { String(cString: $0) } ?? "the TPM"
         let code = "0x" + String(outcome.code, radix: 16)
         let otherStore = "To keep the device key in a file instead, create the keychain with KEYSMITH_KEY_STORE=file."
@@ -160,6 +245,13 @@ enum TPM2KeyStore {
                 errSecNotAvailable,
                 "The keychain's device key (\(file.path)) was sealed by another TPM: the keychain was copied from another machine, or this machine's TPM was cleared since it was created. A TPM-sealed keychain opens only on the machine that created it.",
                 recovery: "Open the keychain on the machine that created it and move its items with 'keysmith export' and 'keysmith import'; a copy opens nothing anywhere else.")
+        case KEYSMITH_TPM2_AUTH_NEEDED:
+            return KeychainFailure(
+                errSecInteractionNotAllowed,
+                "The keychain's device key (\(file.path)) is sealed with a \(authName), and none was given.",
+                recovery: authName == "TPM PIN"
+                    ? "Set KEYSMITH_TPM2_PIN to the PIN chosen at creation, or run keysmith from a terminal, where it asks for the PIN."
+                    : "Give the \(authName).")
         case KEYSMITH_TPM2_BLOB_DAMAGED:
             return KeychainFailure(
                 errSecDecode, "The TPM-sealed key file \(file.path) is damaged.",
@@ -173,13 +265,22 @@ enum TPM2KeyStore {
         case 0x921:  // TPM_RC_LOCKOUT
             return KeychainFailure(
                 errSecNotAvailable,
-                "The TPM refuses to work (\(step)): it is in dictionary-attack lockout after too many failed authorizations.",
-                recovery: "Wait until the TPM's lockout time has passed, or have the TPM's owner clear it (tpm2_dictionarylockout --clear-lockout).")
+                "The TPM refuses to work (\(step)): it is in dictionary-attack lockout after too many failed authorizations (wrong PINs or passphrases given to it, by Keysmith or any other program).",
+                recovery: "Wait until the TPM's lockout time has passed (each failure is forgotten after the TPM's recovery time; tpm2_getcap properties-variable shows TPM2_PT_LOCKOUT_COUNTER and TPM2_PT_LOCKOUT_INTERVAL), or have the TPM's owner clear it (tpm2_dictionarylockout --clear-lockout).")
         case 0x9D, 0x128:  // TPM_RC_POLICY_FAIL, TPM_RC_PCR_CHANGED
+            let recoverySeal = TPM2RecoverySeal.url(besides: file)
+            let resealable = FileManager.default.fileExists(atPath: recoverySeal.path)
             return KeychainFailure(
                 errSecAuthFailed,
-                "The TPM refuses to unseal the device key: PCR \(pcrList(pcrMask)) no longer holds the value it held when the keychain was created (a firmware update, another boot loader or boot configuration).",
-                recovery: "Boot the configuration the keychain was created under, then 'keysmith export' its items and 'keysmith import' them into a new keychain; or import an export made before the change into a new keychain.")
+                "The TPM refuses to unseal the device key: PCR \(pcrList(pcrMask)) no longer holds the value it held when the keychain was sealed (a firmware update, another boot loader or boot configuration).",
+                recovery: resealable
+                    ? "If you made this change, run 'keysmith reseal-device-key': it asks for the keychain passphrase and seals the key again to the PCRs' current values. Otherwise boot the configuration the keychain was sealed under."
+                    : "Boot the configuration the keychain was sealed under, then 'keysmith export' its items and 'keysmith import' them into a new keychain; or import an export made before the change into a new keychain. (A keychain with a passphrase can be sealed again with 'keysmith reseal-device-key' instead.)")
+        case 0x8E where outcome.step.map({ String(cString: $0) }) == "TPM2_Unseal":  // TPM_RC_AUTH_FAIL on the sealed object
+            return KeychainFailure(
+                errSecAuthFailed,
+                "The TPM refused the \(authName) for the keychain's device key (\(file.path)): it is wrong. Nothing was changed, but the TPM counts the failure towards its dictionary-attack lockout.",
+                recovery: "Give the right \(authName). After several wrong ones in a row the TPM refuses every PIN and passphrase for a while (lockout); each failure is forgotten after the TPM's recovery time.")
         case 0x8E, 0xA2:  // TPM_RC_AUTH_FAIL, TPM_RC_BAD_AUTH
             return KeychainFailure(
                 errSecNotAvailable,
