@@ -80,8 +80,13 @@ final class KeychainEngine: @unchecked Sendable {
         // Rollback detection: the item set is checked against keychain.anchor, MACed with a
         // key of its own derived from the device key; keychain.verified (MACed with another)
         // spares an unchanged keychain the recomputation of every row.
+        // With the TPM key store, the anchor is also bound to a TPM NV counter.
+        let keychainID = storage.keychainID
+        let counter = DeviceKeyStore.tpm2Configuration(keyFile: keyURL).map {
+            TPM2RollbackCounter(tcti: $0, deviceKey: deviceKey, keychainID: keychainID)
+        }
         try storage.attachAnchor(
-            RollbackAnchor(directory: directory, key: Sodium.deriveKey(from: deviceKey, id: 1, context: "ksanchr1")),
+            RollbackAnchor(directory: directory, key: Sodium.deriveKey(from: deviceKey, id: 1, context: "ksanchr1"), counter: counter),
             record: VerificationRecord(directory: directory, key: Sodium.deriveKey(from: deviceKey, id: 2, context: "ksverif1")))
         // After the anchor: the first open of an older keychain re-encrypts its items in
         // place, and the anchor records that write like any other.
