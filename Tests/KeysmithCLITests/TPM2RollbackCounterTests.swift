@@ -73,13 +73,10 @@ struct TPM2RollbackCounterTests {
         // record, sealed key, everything.
         let copy = home.url.appendingPathComponent("older-copy")
         try FileManager.default.copyItem(at: home.keychain, to: copy)
-        let copied = try Self.anchorCounter(in: copy)
         try store("second secret", home, tpm)
         try store("third secret", home, tpm)
-        let current = try Self.anchorCounter(in: home.keychain)
-        #expect(current.handle == copied.handle)
-        #expect(current.value > copied.value, "each write (epoch 0) increments: \(copied.value) -> \(current.value)")
-        #expect(try Self.tpmCounter(tpm, handle: current.handle) == current.value)
+        let currentDirectory = home.url.appendingPathComponent("current")
+        try FileManager.default.copyItem(at: home.keychain, to: currentDirectory)
 
         try replace(home.keychain, with: copy)
         let refused = try read(home, tpm)
@@ -87,6 +84,11 @@ struct TPM2RollbackCounterTests {
         #expect(!refused.stdout.contains("secret"))
         #expect(refused.stderr.contains("older copy"), "\(refused)")
         #expect(refused.stderr.contains("touch \(home.keychain.path)/keychain.anchor.reset"), "\(refused)")
+        let copied = try Self.anchorCounter(in: copy)
+        let current = try Self.anchorCounter(in: currentDirectory)
+        #expect(current.handle == copied.handle)
+        #expect(current.value > copied.value, "each write (epoch 0) increments: \(copied.value) -> \(current.value)")
+        #expect(try Self.tpmCounter(tpm, handle: current.handle) == current.value)
         // Writing is refused too, and changes nothing.
         let write = try run(["add-generic-password", "-U", "-s", "tpm.rollback", "-a", "a", "--stdin", "--accessible", "always"],
                             home, tpm, standardInput: "over it\n", extra: Self.everyWrite)

@@ -85,7 +85,7 @@ extension KeychainDatabase {
         let index = TPM2RollbackCounter.hexadecimal(binding.handle)
         if binding.value < value {
             throw anchor.rolledBack(
-                "it is an older copy: its anchor records the TPM counter (NV index \(index)) at \(binding.value), and the TPM's counter is at \(value) (keychain.db, keychain.anchor and keychain.verified were put back from an earlier copy).")
+                "it is an older copy: its anchor records the TPM counter (NV index \(index)) at \(binding.value), and the TPM's counter is at \(value) (the keychain's files were put back from an earlier copy).")
         }
         throw anchor.rolledBack(
             "its anchor records the TPM counter (NV index \(index)) at \(binding.value), ahead of the TPM's \(value) (an anchor from another TPM, or the TPM was cleared).")
