@@ -74,7 +74,9 @@ final class KeychainEngine: @unchecked Sendable {
         // An existing database without its key file is unreadable: say so instead of
         // silently making a new key (which would orphan every item).
         let deviceKey = try DeviceKeyStore.load(keyFile: keyURL, create: !databaseExists || Self.isEmptyDatabase(databaseURL))
-        keys = try KeyHierarchy(deviceKey: deviceKey)
+        // With the TPM key store, new ThisDeviceOnly rows are bound through the TPM too.
+        let tpmTCTI = DeviceKeyStore.tpm2Configuration(keyFile: keyURL)
+        keys = try KeyHierarchy(deviceKey: deviceKey, tpmTCTI: tpmTCTI)
         storage = try KeychainDatabase(path: databaseURL.path)
         try storage.prepare(checkValue: keys.checkValue)
         // Rollback detection: the item set is checked against keychain.anchor, MACed with a
@@ -82,7 +84,7 @@ final class KeychainEngine: @unchecked Sendable {
         // spares an unchanged keychain the recomputation of every row.
         // With the TPM key store, the anchor is also bound to a TPM NV counter.
         let keychainID = storage.keychainID
-        let counter = DeviceKeyStore.tpm2Configuration(keyFile: keyURL).map {
+        let counter = tpmTCTI.map {
             TPM2RollbackCounter(tcti: $0, deviceKey: deviceKey, keychainID: keychainID)
         }
         try storage.attachAnchor(
@@ -1297,7 +1299,7 @@ final class KeychainEngine: @unchecked Sendable {
         let primaryKey = primaryKeyHash(record, schema: schema)
         let protection = record.protection
         let key = try keys.itemKey(for: protection)
-        let label = keys.label(for: protection)
+        let label = try keys.label(for: protection)
         let plaintext = ItemCodec.encode(
             attributes: record.attributes, secret: record.secret, sealedForAccessControl: record.sealedForAccessControl)
         let associated = associatedData(
@@ -1341,19 +1343,20 @@ final class KeychainEngine: @unchecked Sendable {
         reference: Data, nonce: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer, recordsCurrent: Bool,
         associatedData cached: [UInt8]? = nil
     ) throws -> ItemRecord {
-        guard let itemClass = ItemClass(rawValue: className), let protection = try keys.protection(forLabel: protectionName)
+        guard let itemClass = ItemClass(rawValue: className), let (protection, binding) = try keys.protectionAndBinding(forLabel: protectionName)
         else {
             throw damaged()
         }
-        let key = try keys.itemKey(for: protection, recordsCurrent: recordsCurrent)
+        let key = try keys.itemKey(for: protection, binding: binding, recordsCurrent: recordsCurrent)
         let associated = cached ?? associatedData(
             itemClass: className, reference: reference, primaryKey: storedPrimaryKey, protection: protectionName)
         let opened = associated.withUnsafeBytes { Sodium.open(ciphertext, nonce: nonce, associatedData: $0, key: key) }
         guard let opened else { throw damaged() }
         let decoded = try ItemCodec.decode(opened)
-        let record = ItemRecord(
+        var record = ItemRecord(
             rowID: id, itemClass: itemClass, attributes: decoded.attributes,
             secret: decoded.secret, reference: reference, sealedForAccessControl: decoded.sealedForAccessControl)
+        record.deviceBinding = binding
         // The row's plaintext columns must agree with what was sealed. (The primary-key hash
         // needs no recomputation: it is part of the authenticated data, length-prefixed, so it
         // cannot change without the item failing to decrypt.)
