@@ -161,6 +161,33 @@ struct TPM2RollbackCounterTests {
         #expect(try Self.tpmCounter(tpm, handle: created.handle) == afterPasswd.value)
     }
 
+    @Test(arguments: ["tpm-counter-before-increment", "tpm-counter-after-increment"])
+    func writerKilledAroundTheIncrementLeavesAKeychainThatOpens(_ crashPoint: String) throws {
+        let home = TemporaryHome()
+        let tpm = try SoftwareTPM(in: home, name: "crash")
+        defer { tpm.stop() }
+        #expect(try run(["create", "--no-passphrase", "--key-store", "tpm2"], home, tpm).status == 0)
+        try store("before the kill", home, tpm)
+        let before = try Self.anchorCounter(in: home.keychain)
+        let killed = try run(["add-generic-password", "-U", "-s", "tpm.rollback", "-a", "a", "--stdin", "--accessible", "always"],
+                             home, tpm, standardInput: "never committed\n",
+                             extra: Self.everyWrite.merging(["KEYSMITH_CRASH_AT": crashPoint]) { $1 })
+        #expect(killed.status != 0, "the writer was not killed at \(crashPoint): \(killed)")
+        // The anchor records the value the counter was about to reach; the TPM holds it, or
+        // one less when the kill came before the increment: both open.
+        let anchored = try Self.anchorCounter(in: home.keychain)
+        #expect(anchored.value == before.value + 1)
+        let held = try Self.tpmCounter(tpm, handle: before.handle)
+        #expect(held == (crashPoint == "tpm-counter-before-increment" ? before.value : before.value + 1))
+        let reopened = try read(home, tpm)
+        #expect(reopened.stdout == "before the kill\n", "\(reopened)")
+        // The next epoch brings counter and anchor together again, one ahead.
+        try store("after the kill", home, tpm)
+        let after = try Self.anchorCounter(in: home.keychain)
+        #expect(try Self.tpmCounter(tpm, handle: after.handle) == after.value)
+        #expect(try read(home, tpm).stdout == "after the kill\n")
+    }
+
     @Test func counterRemovedFromTheTPMRefusesWithTheResetAsTheWayOut() throws {
         let home = TemporaryHome()
         let tpm = try SoftwareTPM(in: home, name: "removed")

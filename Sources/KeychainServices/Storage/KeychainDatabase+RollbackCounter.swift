@@ -60,7 +60,9 @@ extension KeychainDatabase {
     ) throws -> RollbackAnchor.CounterBinding {
         var binding = RollbackAnchor.CounterBinding(handle: handle, value: value &+ 1, incrementedAt: Int64(time(nil)))
         try record(binding)
+        CrashPoint.reach("tpm-counter-before-increment")
         let reached = try counter.increment(handle: handle)
+        CrashPoint.reach("tpm-counter-after-increment")
         if reached != binding.value {
             // Someone else incremented this keychain's counter meanwhile (nothing of
             // Keysmith's does outside the write lock): the anchor follows the counter.
