@@ -241,3 +241,11 @@ TSS2_RC Esys_HMAC(ESYS_CONTEXT *esysContext, ESYS_TR handle, ESYS_TR shandle1, E
     return resolved_Esys_HMAC == NULL ? TSS2_LIBRARY_MISSING
         : resolved_Esys_HMAC(esysContext, handle, shandle1, shandle2, shandle3, buffer, hashAlg, outHMAC);
 }
+
+__attribute__((visibility("hidden")))
+TSS2_RC Esys_NV_UndefineSpace(ESYS_CONTEXT *esysContext, ESYS_TR authHandle, ESYS_TR nvIndex, ESYS_TR shandle1,
+                              ESYS_TR shandle2, ESYS_TR shandle3) {
+    LOAD_ON_USE_RESOLVE(esys_library, open_esys, Esys_NV_UndefineSpace)
+    return resolved_Esys_NV_UndefineSpace == NULL ? TSS2_LIBRARY_MISSING
+        : resolved_Esys_NV_UndefineSpace(esysContext, authHandle, nvIndex, shandle1, shandle2, shandle3);
+}

@@ -177,6 +177,26 @@ tpm2_nv_counter_outcome tpm2_nv_counter_increment(const char *tcti, uint32_t han
     return outcome;
 }
 
+tpm2_nv_counter_outcome tpm2_nv_counter_undefine(const char *tcti, uint32_t handle, const uint8_t *tag) {
+    if (!in_range(handle, tag)) return nv_failed(KEYSMITH_TPM2_NV_BAD_ARGUMENT, 0, "arguments");
+    struct nv_tpm tpm;
+    tpm2_nv_counter_outcome outcome = nv_open(&tpm, tcti);
+    int written = 0;
+    if (outcome.failure == KEYSMITH_TPM2_NV_SUCCESS) outcome = find_counter(&tpm, handle, tag, &written);
+    if (outcome.failure == KEYSMITH_TPM2_NV_SUCCESS) {
+        TSS2_RC rc = Esys_NV_UndefineSpace(tpm.esys, ESYS_TR_RH_OWNER, tpm.index, ESYS_TR_PASSWORD, ESYS_TR_NONE,
+                                           ESYS_TR_NONE);
+        if (rc != TSS2_RC_SUCCESS) {
+            outcome = nv_failed(KEYSMITH_TPM2_NV_COMMAND_FAILED, rc, "TPM2_NV_UndefineSpace");
+        } else {
+            // ESYS closed its record of the index with it.
+            tpm.index = ESYS_TR_NONE;
+        }
+    }
+    nv_close(&tpm);
+    return outcome;
+}
+
 tpm2_nv_counter_outcome tpm2_device_binding(const char *tcti, const uint8_t *input, size_t input_length, uint8_t *mac) {
     TPM2B_MAX_BUFFER buffer = {0};
     if (input_length > sizeof buffer.buffer) return nv_failed(KEYSMITH_TPM2_NV_BAD_ARGUMENT, 0, "arguments");

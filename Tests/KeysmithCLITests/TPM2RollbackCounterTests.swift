@@ -188,6 +188,27 @@ struct TPM2RollbackCounterTests {
         #expect(try read(home, tpm).stdout == "after the kill\n")
     }
 
+    @Test func deletingTheKeychainRemovesItsCounterFromTheTPM() throws {
+        let home = TemporaryHome()
+        let tpm = try SoftwareTPM(in: home, name: "delete")
+        defer { tpm.stop() }
+        #expect(try run(["create", "--no-passphrase", "--key-store", "tpm2"], home, tpm).status == 0)
+        try store("gone soon", home, tpm)
+        let bound = try Self.anchorCounter(in: home.keychain)
+        #expect(try Self.tpmCounter(tpm, handle: bound.handle) == bound.value)
+        let deleted = try run(["delete-keychain"], home, tpm)
+        #expect(deleted.status == 0, "\(deleted)")
+        #expect(!FileManager.default.fileExists(atPath: home.keychain.path), "the keychain directory is left")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/tpm2_nvreadpublic")
+        process.arguments = ["-T", tpm.tcti, "0x" + String(bound.handle, radix: 16)]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try waitForExit(process, seconds: 60)
+        #expect(process.terminationStatus != 0, "NV index 0x\(String(bound.handle, radix: 16)) is still defined")
+    }
+
     @Test func counterRemovedFromTheTPMRefusesWithTheResetAsTheWayOut() throws {
         let home = TemporaryHome()
         let tpm = try SoftwareTPM(in: home, name: "removed")

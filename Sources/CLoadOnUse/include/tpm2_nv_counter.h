@@ -76,6 +76,12 @@ tpm2_nv_counter_outcome tpm2_nv_counter_define(const char *tcti, uint32_t handle
 __attribute__((visibility("hidden")))
 tpm2_nv_counter_outcome tpm2_nv_counter_increment(const char *tcti, uint32_t handle, const uint8_t *tag, uint64_t *value);
 
+/// Removes this keychain's counter at `handle` (after checking it as tpm2_nv_counter_read
+/// does), with the owner hierarchy's empty authorization: when the keychain is deleted, so
+/// that deleted keychains do not fill the TPM's NV memory.
+__attribute__((visibility("hidden")))
+tpm2_nv_counter_outcome tpm2_nv_counter_undefine(const char *tcti, uint32_t handle, const uint8_t *tag);
+
 /// HMAC-SHA256 of `input` (at most 1024 bytes) under the TPM's device-binding key (a
 /// keyed-hash primary key of the owner hierarchy, derived from the TPM's storage seed with a
 /// fixed template), into `mac` (32 bytes).

@@ -93,8 +93,9 @@ extension KeychainEnvironment {
 
     /// Deletes the current keychain: its unlock state in the kernel keyring (both secrets,
     /// in every process of the user), then its files (`keychain.db` with its WAL and
-    /// shared-memory files, `device.key`, `keychain.anchor`, `keychain.verified`), then the
-    /// directory when nothing else is left in it. Its items are gone for good. Nothing
+    /// shared-memory files, `device.key` or the TPM-sealed `device.tpm2`, `keychain.anchor`,
+    /// `keychain.verified`), then the directory when nothing else is left in it. A TPM
+    /// keychain's rollback counter is removed from the TPM. Its items are gone for good. Nothing
     /// happens when there is no keychain.
     /// - Returns: whether a keychain was deleted.
     /// - Throws: A ``KeychainStateError`` when a file cannot be removed (what was removed
@@ -113,10 +114,20 @@ extension KeychainEnvironment {
             let keychainID = statement.data(at: 0)
             statement.reset()
             LockStateStore.removeAll(keychainID: keychainID)
+            // A TPM keychain's rollback counter is removed from the TPM's NV memory (the
+            // device key, unsealed by the TPM, names it; a keychain whose key cannot be had
+            // is deleted all the same).
+            let keyFile = directory.appendingPathComponent(KeychainEngine.keyFileName)
+            if let tcti = DeviceKeyStore.tpm2Configuration(keyFile: keyFile),
+                let deviceKey = try? DeviceKeyStore.load(keyFile: keyFile, create: false)
+            {
+                TPM2RollbackCounter(tcti: tcti, deviceKey: deviceKey, keychainID: keychainID).removeFromTPM()
+            }
         }
         let names = [
             KeychainEngine.databaseName, KeychainEngine.databaseName + "-wal", KeychainEngine.databaseName + "-shm",
-            KeychainEngine.keyFileName, RollbackAnchor.fileName, RollbackAnchor.resetFileName, VerificationRecord.fileName,
+            KeychainEngine.keyFileName, TPM2KeyStore.blobFileName, RollbackAnchor.fileName, RollbackAnchor.resetFileName,
+            VerificationRecord.fileName,
         ]
         for name in names {
             let path = directory.appendingPathComponent(name).path

@@ -84,6 +84,13 @@ final class TPM2RollbackCounter: @unchecked Sendable {
         return value
     }
 
+    /// Removes this keychain's counter from the TPM, when there is one (the keychain is being
+    /// deleted). Failures are ignored: a keychain must be deletable without its TPM.
+    func removeFromTPM() {
+        guard let (handle, _) = try? find() else { return }
+        _ = tcti.withCString { tpm2_nv_counter_undefine($0, handle, tag) }
+    }
+
     /// This keychain's counter, when one is defined on the TPM: its handle and value.
     func find() throws -> (handle: UInt32, value: UInt64)? {
         for handle in candidateHandles {
