@@ -1298,8 +1298,12 @@ final class KeychainEngine: @unchecked Sendable {
         }
         let primaryKey = primaryKeyHash(record, schema: schema)
         let protection = record.protection
-        let key = try keys.itemKey(for: protection)
-        let label = try keys.label(for: protection)
+        // An access-controlled item rewritten keeps its row's ThisDeviceOnly binding (an
+        // envelope of the first format is keyed by the item key it was sealed under); any
+        // other item gets the binding of new rows.
+        let binding = record.sealedForAccessControl ? record.deviceBinding : nil
+        let key = try keys.itemKey(for: protection, binding: binding)
+        let label = try keys.label(for: protection, binding: binding)
         let plaintext = ItemCodec.encode(
             attributes: record.attributes, secret: record.secret, sealedForAccessControl: record.sealedForAccessControl)
         let associated = associatedData(

@@ -381,10 +381,11 @@ final class KeyHierarchy: @unchecked Sendable {
 
     // MARK: Row labels
 
-    /// What the `pdmn` column holds for a new item of `protection`.
-    func label(for protection: ProtectionClass) throws -> String {
+    /// What the `pdmn` column holds for an item of `protection` (bound as `binding` says
+    /// when it is ThisDeviceOnly; `nil`: as new rows are).
+    func label(for protection: ProtectionClass, binding: DeviceBinding? = nil) throws -> String {
         guard protection.isThisDeviceOnly else { return protection.rawValue }
-        switch newRowBinding {
+        switch binding ?? newRowBinding {
         case .machineIdentity: return protection.rawValue + "@" + machineTag
         case .tpm: return protection.rawValue + "@" + String(decoding: try tpmBinding().tag, as: UTF8.self)
         }
