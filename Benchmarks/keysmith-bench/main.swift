@@ -10,7 +10,7 @@
 //   keysmith-bench --only erasure|write|node   one benchmark: erasing old data on a write,
 //                                         the durable SecItemUpdate at 100 items, or a get
 //                                         from Node against the Swift KeychainStore read
-//   keysmith-bench --only reads [N] | typed | throughput | protection | protection-calls a|d [COUNT] | passwd [N] | process [RUNS]
+//   keysmith-bench --only reads [N] | typed | throughput | protection | protection-calls a|d [COUNT] | passwd [N] | process [RUNS] | tpm2 [RUNS]
 //                  one group of rows: reads at N items against the C limit; KeychainStore
 //                  and KeyRetriever against SecItemCopyMatching; 2 readers against 1; class A
 //                  against class D; the CLI as a whole process (without secret-tool)
@@ -68,13 +68,17 @@ if CommandLine.arguments.dropFirst().first == "--only" {
             classA: CommandLine.arguments.dropFirst(3).first != "d",
             count: Int(CommandLine.arguments.dropFirst(4).first ?? "") ?? 1_000)
         exit(0)
+    case "tpm2":
+        // Open and first read with the TPM key store (swtpm standing in for the chip)
+        // against the key file store.
+        selected = [TPM2StoreBenchmark(runs: Int(CommandLine.arguments.dropFirst(3).first ?? "") ?? 30, itemCount: 100).row()]
     case "process":
         selected = ProcessBenchmark(
             runs: Int(CommandLine.arguments.dropFirst(3).first ?? "") ?? 30, itemCount: 100, session: nil
         ).run()
     default:
         FileHandle.standardError.write(Data(
-            "usage: keysmith-bench --only erasure|write|node|reads [N]|read-calls prebuilt|app-style [COUNT]|typed|typed-calls data|string|retrieve|prebuilt [COUNT]|throughput|protection|protection-calls a|d [COUNT]|passwd [N]|process [RUNS]\n".utf8))
+            "usage: keysmith-bench --only erasure|write|node|reads [N]|read-calls prebuilt|app-style [COUNT]|typed|typed-calls data|string|retrieve|prebuilt [COUNT]|throughput|protection|protection-calls a|d [COUNT]|passwd [N]|process [RUNS]|tpm2 [RUNS]\n".utf8))
         exit(2)
     }
     for row in selected {
@@ -167,6 +171,8 @@ rows += WriteBenchmark.rows(
 rows.append(ErasureBenchmark(itemCount: 100).row())
 
 rows += comparison.processRows
+// Open and first read with the TPM key store (swtpm standing in for the chip) vs the key file.
+rows.append(TPM2StoreBenchmark(runs: processRuns, itemCount: 100).row())
 
 // The JavaScript package: a get from Node against the Swift KeychainStore read.
 rows.append(NodeGetBenchmark().row())

@@ -199,3 +199,67 @@ TSS2_RC Esys_FlushContext(ESYS_CONTEXT *esysContext, ESYS_TR flushHandle) {
 MU_FORWARD(TPM2B_PUBLIC)
 MU_FORWARD(TPM2B_PRIVATE)
 MU_FORWARD(TPM2B_NAME)
+
+// The rollback anchor's NV counter and the device binding (tpm2_nv_counter.c).
+
+__attribute__((visibility("hidden")))
+TSS2_RC Esys_TR_FromTPMPublic(ESYS_CONTEXT *esysContext, TPM2_HANDLE tpm_handle, ESYS_TR optionalSession1,
+                              ESYS_TR optionalSession2, ESYS_TR optionalSession3, ESYS_TR *object) {
+    LOAD_ON_USE_RESOLVE(esys_library, open_esys, Esys_TR_FromTPMPublic)
+    return resolved_Esys_TR_FromTPMPublic == NULL ? TSS2_LIBRARY_MISSING
+        : resolved_Esys_TR_FromTPMPublic(esysContext, tpm_handle, optionalSession1, optionalSession2, optionalSession3, object);
+}
+
+__attribute__((visibility("hidden")))
+TSS2_RC Esys_TR_Close(ESYS_CONTEXT *esys_context, ESYS_TR *rsrc_handle) {
+    LOAD_ON_USE_RESOLVE(esys_library, open_esys, Esys_TR_Close)
+    return resolved_Esys_TR_Close == NULL ? TSS2_LIBRARY_MISSING : resolved_Esys_TR_Close(esys_context, rsrc_handle);
+}
+
+__attribute__((visibility("hidden")))
+TSS2_RC Esys_NV_DefineSpace(ESYS_CONTEXT *esysContext, ESYS_TR authHandle, ESYS_TR shandle1, ESYS_TR shandle2,
+                            ESYS_TR shandle3, const TPM2B_AUTH *auth, const TPM2B_NV_PUBLIC *publicInfo, ESYS_TR *nvHandle) {
+    LOAD_ON_USE_RESOLVE(esys_library, open_esys, Esys_NV_DefineSpace)
+    return resolved_Esys_NV_DefineSpace == NULL ? TSS2_LIBRARY_MISSING
+        : resolved_Esys_NV_DefineSpace(esysContext, authHandle, shandle1, shandle2, shandle3, auth, publicInfo, nvHandle);
+}
+
+__attribute__((visibility("hidden")))
+TSS2_RC Esys_NV_ReadPublic(ESYS_CONTEXT *esysContext, ESYS_TR nvIndex, ESYS_TR shandle1, ESYS_TR shandle2,
+                           ESYS_TR shandle3, TPM2B_NV_PUBLIC **nvPublic, TPM2B_NAME **nvName) {
+    LOAD_ON_USE_RESOLVE(esys_library, open_esys, Esys_NV_ReadPublic)
+    return resolved_Esys_NV_ReadPublic == NULL ? TSS2_LIBRARY_MISSING
+        : resolved_Esys_NV_ReadPublic(esysContext, nvIndex, shandle1, shandle2, shandle3, nvPublic, nvName);
+}
+
+__attribute__((visibility("hidden")))
+TSS2_RC Esys_NV_Read(ESYS_CONTEXT *esysContext, ESYS_TR authHandle, ESYS_TR nvIndex, ESYS_TR shandle1,
+                     ESYS_TR shandle2, ESYS_TR shandle3, UINT16 size, UINT16 offset, TPM2B_MAX_NV_BUFFER **data) {
+    LOAD_ON_USE_RESOLVE(esys_library, open_esys, Esys_NV_Read)
+    return resolved_Esys_NV_Read == NULL ? TSS2_LIBRARY_MISSING
+        : resolved_Esys_NV_Read(esysContext, authHandle, nvIndex, shandle1, shandle2, shandle3, size, offset, data);
+}
+
+__attribute__((visibility("hidden")))
+TSS2_RC Esys_NV_Increment(ESYS_CONTEXT *esysContext, ESYS_TR authHandle, ESYS_TR nvIndex, ESYS_TR shandle1,
+                          ESYS_TR shandle2, ESYS_TR shandle3) {
+    LOAD_ON_USE_RESOLVE(esys_library, open_esys, Esys_NV_Increment)
+    return resolved_Esys_NV_Increment == NULL ? TSS2_LIBRARY_MISSING
+        : resolved_Esys_NV_Increment(esysContext, authHandle, nvIndex, shandle1, shandle2, shandle3);
+}
+
+__attribute__((visibility("hidden")))
+TSS2_RC Esys_HMAC(ESYS_CONTEXT *esysContext, ESYS_TR handle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+                  const TPM2B_MAX_BUFFER *buffer, TPMI_ALG_HASH hashAlg, TPM2B_DIGEST **outHMAC) {
+    LOAD_ON_USE_RESOLVE(esys_library, open_esys, Esys_HMAC)
+    return resolved_Esys_HMAC == NULL ? TSS2_LIBRARY_MISSING
+        : resolved_Esys_HMAC(esysContext, handle, shandle1, shandle2, shandle3, buffer, hashAlg, outHMAC);
+}
+
+__attribute__((visibility("hidden")))
+TSS2_RC Esys_NV_UndefineSpace(ESYS_CONTEXT *esysContext, ESYS_TR authHandle, ESYS_TR nvIndex, ESYS_TR shandle1,
+                              ESYS_TR shandle2, ESYS_TR shandle3) {
+    LOAD_ON_USE_RESOLVE(esys_library, open_esys, Esys_NV_UndefineSpace)
+    return resolved_Esys_NV_UndefineSpace == NULL ? TSS2_LIBRARY_MISSING
+        : resolved_Esys_NV_UndefineSpace(esysContext, authHandle, nvIndex, shandle1, shandle2, shandle3);
+}

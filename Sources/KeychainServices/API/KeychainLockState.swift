@@ -96,7 +96,8 @@ extension KeychainEnvironment {
     /// in every process of the user), then its files (`keychain.db` with its WAL and
     /// shared-memory files, `device.key` or the TPM-sealed `device.tpm2` and
     /// `device.recovery.tpm2`, `keychain.anchor`, `keychain.verified`), then the
-    /// directory when nothing else is left in it. Its items are gone for good. Nothing
+    /// directory when nothing else is left in it. A TPM keychain's rollback counter is removed
+    /// from the TPM. Its items are gone for good. Nothing
     /// happens when there is no keychain.
     /// - Returns: whether a keychain was deleted.
     /// - Throws: A ``KeychainStateError`` when a file cannot be removed (what was removed
@@ -115,6 +116,15 @@ extension KeychainEnvironment {
             let keychainID = statement.data(at: 0)
             statement.reset()
             LockStateStore.removeAll(keychainID: keychainID)
+            // A TPM keychain's rollback counter is removed from the TPM's NV memory (the
+            // device key, unsealed by the TPM, names it; a keychain whose key cannot be had
+            // is deleted all the same).
+            let keyFile = directory.appendingPathComponent(KeychainEngine.keyFileName)
+            if let tcti = DeviceKeyStore.tpm2Configuration(keyFile: keyFile),
+                let deviceKey = try? DeviceKeyStore.load(keyFile: keyFile, create: false)
+            {
+                TPM2RollbackCounter(tcti: tcti, deviceKey: deviceKey, keychainID: keychainID).removeFromTPM()
+            }
         }
         let names = [
             KeychainEngine.databaseName, KeychainEngine.databaseName + "-wal", KeychainEngine.databaseName + "-shm",

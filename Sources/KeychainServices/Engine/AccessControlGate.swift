@@ -51,7 +51,7 @@ final class AccessControlGate {
         // they are checked, not sealed, until they are next updated.
         let envelope = record.sealedForAccessControl ? try AccessControlEnvelope(decoding: stored) : nil
         let routes = envelope?.paths.map(\.requirements) ?? AccessControlEnvelope.paths(for: control.flags)
-        let classKey = try envelope.map { _ in try keys.itemKey(for: record.protection) }
+        let classKey = try envelope.map { _ in try keys.itemKey(for: record.protection, binding: record.deviceBinding) }
         var failures: [AuthenticationFailure] = []
         var problem: KeychainFailure?
         for (index, requirements) in routes.enumerated() {

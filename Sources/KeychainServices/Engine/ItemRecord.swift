@@ -14,6 +14,9 @@ struct ItemRecord {
     /// Whether ``secret`` is sealed by the item's access control (an
     /// ``AccessControlEnvelope``) rather than the secret itself.
     var sealedForAccessControl = false
+    /// For a ThisDeviceOnly item read from its row: what the row is bound to (its item key
+    /// depends on it); `nil`: the binding new rows get.
+    var deviceBinding: KeyHierarchy.DeviceBinding?
 
     /// Whether handing out the secret needs an evaluation of the item's access control: it
     /// has constraints and a secret.

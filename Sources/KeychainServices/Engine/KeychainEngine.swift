@@ -29,9 +29,9 @@ final class KeychainEngine: @unchecked Sendable {
     /// for tests.
     let searchesReadTogether = Atomic<Int>(0)
     /// `"keysmith.item.v1" ‖ keychain-id`, the start of every item's associated data.
-    private let associatedDataPrefix: Data
+    let associatedDataPrefix: Data
     /// The write connection and what is prepared on it (used with the lock held).
-    private let writer: Connection
+    let writer: Connection
     /// Idle read connections (see ``Connection``); at most ``maximumIdleReaders`` are kept.
     private let idleReaders = Mutex<[Connection]>([])
     private static let maximumIdleReaders = 4
@@ -39,7 +39,7 @@ final class KeychainEngine: @unchecked Sendable {
     /// One SQLite connection of this engine with its prepared searches and memoized group
     /// hashes. Used by one thread at a time: the writer with the engine's lock held, a
     /// reader while it is taken out of the pool.
-    private final class Connection: @unchecked Sendable {
+    final class Connection: @unchecked Sendable {
         let storage: KeychainDatabase
         /// Prepared searches by the shape of their query.
         var searchStatements: [QueryShape: Statement] = [:]
@@ -74,14 +74,21 @@ final class KeychainEngine: @unchecked Sendable {
         // An existing database without its key file is unreadable: say so instead of
         // silently making a new key (which would orphan every item).
         let deviceKey = try DeviceKeyStore.load(keyFile: keyURL, create: !databaseExists || Self.isEmptyDatabase(databaseURL))
-        keys = try KeyHierarchy(deviceKey: deviceKey)
+        // With the TPM key store, new ThisDeviceOnly rows are bound through the TPM too.
+        let tpmTCTI = DeviceKeyStore.tpm2Configuration(keyFile: keyURL)
+        keys = try KeyHierarchy(deviceKey: deviceKey, tpmTCTI: tpmTCTI)
         storage = try KeychainDatabase(path: databaseURL.path)
         try storage.prepare(checkValue: keys.checkValue)
         // Rollback detection: the item set is checked against keychain.anchor, MACed with a
         // key of its own derived from the device key; keychain.verified (MACed with another)
         // spares an unchanged keychain the recomputation of every row.
+        // With the TPM key store, the anchor is also bound to a TPM NV counter.
+        let keychainID = storage.keychainID
+        let counter = tpmTCTI.map {
+            TPM2RollbackCounter(tcti: $0, deviceKey: deviceKey, keychainID: keychainID)
+        }
         try storage.attachAnchor(
-            RollbackAnchor(directory: directory, key: Sodium.deriveKey(from: deviceKey, id: 1, context: "ksanchr1")),
+            RollbackAnchor(directory: directory, key: Sodium.deriveKey(from: deviceKey, id: 1, context: "ksanchr1"), counter: counter),
             record: VerificationRecord(directory: directory, key: Sodium.deriveKey(from: deviceKey, id: 2, context: "ksverif1")))
         // After the anchor: the first open of an older keychain re-encrypts its items in
         // place, and the anchor records that write like any other.
@@ -1198,10 +1205,10 @@ final class KeychainEngine: @unchecked Sendable {
 
     /// The label (`kSecAttrLabel`): every class has one, and its keyed hash is the `h3`
     /// index column.
-    private static let labelTag = "labl"
+    static let labelTag = "labl"
 
     /// What the candidate SQL depends on.
-    private struct QueryShape: Hashable {
+    struct QueryShape: Hashable {
         /// 0: none, 1: UUID reference, 2: rowid reference.
         var reference = 0
         var firstName = false
@@ -1261,159 +1268,6 @@ final class KeychainEngine: @unchecked Sendable {
             return select + conditions + " AND h3 = \(labelParameter) UNION ALL "
                 + select + conditions + " AND h3 IS NULL ORDER BY id"
         }
-    }
-
-    // MARK: Sealing and opening
-
-    private struct SealedItem {
-        var row: StoredRow
-        var firstName: Data
-        var secondName: Data
-        var label: Data
-    }
-
-    /// The largest secret and the largest single attribute value an item may hold. Apple
-    /// sets no hard limit (it warns above 32 KiB); these only keep one item from exhausting
-    /// memory or the file format's 32-bit lengths.
-    static let maximumSecretSize = 64 << 20
-    static let maximumAttributeSize = 1 << 20
-
-    private func seal(_ record: ItemRecord, schema: ClassSchema) throws -> SealedItem {
-        if let secret = record.secret, secret.length > Self.maximumSecretSize {
-            throw KeychainFailure(
-                errSecDataTooLarge, "The item's data is \(secret.length) bytes; the keychain takes at most \(Self.maximumSecretSize).",
-                recovery: "Keep large payloads in a file encrypted with a key that you store in the keychain.")
-        }
-        for (tag, value) in record.attributes where value.matchBytes.count > Self.maximumAttributeSize {
-            throw KeychainFailure(
-                errSecDataTooLarge, "The attribute \(ConstantNames.key(tag)) is \(value.matchBytes.count) bytes; an attribute may hold at most \(Self.maximumAttributeSize).",
-                recovery: "Store large values as the item's data (kSecValueData), not as an attribute.")
-        }
-        let primaryKey = primaryKeyHash(record, schema: schema)
-        let protection = record.protection
-        let key = try keys.itemKey(for: protection)
-        let label = keys.label(for: protection)
-        let plaintext = ItemCodec.encode(
-            attributes: record.attributes, secret: record.secret, sealedForAccessControl: record.sealedForAccessControl)
-        let associated = associatedData(
-            itemClass: record.itemClass.rawValue, reference: record.reference, primaryKey: primaryKey,
-            protection: label)
-        let sealed = plaintext.withUnsafeBytes { text in
-            associated.withUnsafeBytes { Sodium.seal(text, associatedData: $0, key: key) }
-        }
-        let (first, second) = schema.indexedNames
-        return SealedItem(
-            row: StoredRow(
-                id: record.rowID, itemClass: record.itemClass.rawValue, primaryKeyHash: primaryKey,
-                accessGroupHash: groupHash(record.accessGroup, memo: writer), synchronizable: record.synchronizable,
-                protection: label, reference: record.reference, nonce: sealed.nonce,
-                ciphertext: sealed.ciphertext),
-            firstName: nameHash(record.itemClass, slot: 1, record.attributes[first] ?? .string("")),
-            secondName: nameHash(record.itemClass, slot: 2, record.attributes[second] ?? .string("")),
-            label: nameHash(record.itemClass, slot: 3, record.attributes[Self.labelTag] ?? .string("")))
-    }
-
-    /// Decrypts the row the statement is on (columns as in ``KeychainDatabase/rowColumns``),
-    /// reading the ciphertext in place.
-    private func openCurrentRow(of statement: Statement, recordsCurrent: Bool) throws -> ItemRecord {
-        guard let className = statement.string(at: 1), let protectionName = statement.string(at: 5) else {
-            throw damaged()
-        }
-        return try statement.withBytes(at: 8) { ciphertext in
-            try statement.withBytes(at: 7) { nonce in
-                try openRow(
-                    id: statement.int64(at: 0), className: className, primaryKey: statement.data(at: 2),
-                    synchronizable: statement.int64(at: 4), protectionName: protectionName,
-                    reference: statement.data(at: 6), nonce: nonce, ciphertext: ciphertext, recordsCurrent: recordsCurrent)
-            }
-        }
-    }
-
-    /// Decrypts one stored row (from SQLite or the search cache), authenticating it
-    /// against its associated data, and checks its plaintext columns against what was sealed.
-    private func openRow(
-        id: Int64, className: String, primaryKey storedPrimaryKey: Data, synchronizable: Int64, protectionName: String,
-        reference: Data, nonce: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer, recordsCurrent: Bool,
-        associatedData cached: [UInt8]? = nil
-    ) throws -> ItemRecord {
-        guard let itemClass = ItemClass(rawValue: className), let protection = try keys.protection(forLabel: protectionName)
-        else {
-            throw damaged()
-        }
-        let key = try keys.itemKey(for: protection, recordsCurrent: recordsCurrent)
-        let associated = cached ?? associatedData(
-            itemClass: className, reference: reference, primaryKey: storedPrimaryKey, protection: protectionName)
-        let opened = associated.withUnsafeBytes { Sodium.open(ciphertext, nonce: nonce, associatedData: $0, key: key) }
-        guard let opened else { throw damaged() }
-        let decoded = try ItemCodec.decode(opened)
-        let record = ItemRecord(
-            rowID: id, itemClass: itemClass, attributes: decoded.attributes,
-            secret: decoded.secret, reference: reference, sealedForAccessControl: decoded.sealedForAccessControl)
-        // The row's plaintext columns must agree with what was sealed. (The primary-key hash
-        // needs no recomputation: it is part of the authenticated data, length-prefixed, so it
-        // cannot change without the item failing to decrypt.)
-        guard record.synchronizable == (synchronizable != 0), record.protection == protection else {
-            throw damaged()
-        }
-        return record
-    }
-
-    private func damaged() -> KeychainFailure {
-        KeychainFailure(
-            errSecDecode,
-            "An item matching the query is damaged: its stored bytes fail authentication (edited, truncated or moved within \(directory.path)/\(Self.databaseName)). No data was returned for it.",
-            recovery: "Delete the item (SecItemDelete with its service and account) and store it again; other items are not affected.")
-    }
-
-    /// The item's associated data (see ``KeyHierarchy/associatedData(prefix:itemClass:reference:primaryKey:protection:)``).
-    private func associatedData(itemClass: String, reference: Data, primaryKey: Data, protection: String) -> [UInt8] {
-        KeyHierarchy.associatedData(
-            prefix: associatedDataPrefix, itemClass: itemClass, reference: reference, primaryKey: primaryKey,
-            protection: protection)
-    }
-
-    // MARK: Keyed hashes
-
-    private func nameHash(_ itemClass: ItemClass, slot: UInt8, _ value: AttributeValue) -> Data {
-        var input: [UInt8] = []
-        input.reserveCapacity(64)
-        input.append(contentsOf: itemClass.rawValue.utf8)
-        input.append(slot)
-        value.appendMatchBytes(to: &input)
-        return Sodium.keyedHash(input, key: keys.indexKey)
-    }
-
-    /// Keyed hash of an access group name (memoized per connection: a process uses few
-    /// groups). Called by the thread that uses `memo`.
-    private func groupHash(_ group: String, memo: Connection) -> Data {
-        let name = Data(group.utf8)  // keyed by bytes: canonically equivalent names are different groups
-        if let known = memo.groupHashes[name] { return known }
-        var input: [UInt8] = Array("agrp".utf8)
-        input.append(0)
-        input.append(contentsOf: group.utf8)
-        let hash = Sodium.keyedHash(input, key: keys.indexKey)
-        if memo.groupHashes.count < 256 { memo.groupHashes[name] = hash }
-        return hash
-    }
-
-    private func primaryKeyHash(_ record: ItemRecord, schema: ClassSchema) -> Data {
-        var input: [UInt8] = []
-        input.reserveCapacity(256)
-        input.append(contentsOf: "pk".utf8)
-        input.append(contentsOf: record.itemClass.rawValue.utf8)
-        for tag in schema.primaryKey {
-            input.append(contentsOf: tag.utf8)
-            let lengthAt = input.count
-            for _ in 0..<4 { input.append(0xFF) }  // the length, or "absent"
-            if let value = record.attributes[tag] {
-                value.appendMatchBytes(to: &input)
-                let length = UInt32(input.count - lengthAt - 4).littleEndian
-                withUnsafeBytes(of: length) { bytes in
-                    for offset in 0..<4 { input[lengthAt + offset] = bytes[offset] }
-                }
-            }
-        }
-        return Sodium.keyedHash(input, key: keys.indexKey)
     }
 }
 #endif

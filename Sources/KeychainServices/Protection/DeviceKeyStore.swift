@@ -106,6 +106,17 @@ enum DeviceKeyStore {
         }
     }
 
+    /// The TCTI configuration of the TPM that holds the device key of the keychain whose key
+    /// file would be `keyFile`, or `nil` when another store holds it (for the rollback
+    /// anchor's TPM counter and the ThisDeviceOnly binding).
+    static func tpm2Configuration(
+        keyFile: URL,
+        _ variables: [String: String] = ProcessVariables.named("CREDENTIALS_DIRECTORY", "KEYSMITH_KEY_STORE", "KEYSMITH_TPM2_TCTI")
+    ) -> String? {
+        guard case .tpm2? = try? chosen(keyFile: keyFile, variables) else { return nil }
+        return TPM2KeyStore.tcti(variables)
+    }
+
     /// The device key of the keychain whose key file would be `keyFile`.
     /// - Parameter create: Whether a missing key file may be created (a new keychain).
     static func load(

@@ -182,9 +182,10 @@ extension KeyHierarchy {
         for item in try writer.itemRows() {
             var row = item.row
             let protection: ProtectionClass
+            let binding: DeviceBinding?
             do {
-                guard let known = try self.protection(forLabel: row.protection) else { continue }
-                protection = known
+                guard let known = try self.protectionAndBinding(forLabel: row.protection) else { continue }
+                (protection, binding) = known
             } catch is ForeignItem {
                 let name = row.protection.split(separator: "@", maxSplits: 1).first.map(String.init) ?? ""
                 if let foreign = ProtectionClass(rawValue: name), foreign.keyClass != .d { try storage.delete(id: row.id) }
@@ -195,7 +196,7 @@ extension KeyHierarchy {
             // Class D keeps its key: only its access-controlled items change, and only when
             // a passcode key pair existed that their passcode routes are sealed to.
             if !replaced && oldPasscodeSecret == nil { continue }
-            let oldItemKey = derivedItemKey(protection, classKey: oldKeys[keyClass])
+            let oldItemKey = try derivedItemKey(protection, classKey: oldKeys[keyClass], binding: binding)
             let associated = Self.associatedData(for: row, prefix: prefix)
             let opened = Self.open(row, associatedData: associated, key: oldItemKey)
             guard let opened else { continue }
@@ -211,7 +212,7 @@ extension KeyHierarchy {
                 envelopeChanged = true
             }
             if !replaced && !envelopeChanged { continue }
-            let newItemKey = derivedItemKey(protection, classKey: newKeys[keyClass])
+            let newItemKey = try derivedItemKey(protection, classKey: newKeys[keyClass], binding: binding)
             let sealed = plaintext.withUnsafeBytes { text in
                 associated.withUnsafeBytes { Sodium.seal(text, associatedData: $0, key: newItemKey) }
             }

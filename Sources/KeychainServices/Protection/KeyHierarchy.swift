@@ -23,7 +23,9 @@ import Glibc
 ///           passcode).
 ///        item keys: crypto_kdf(class key, n, "ksitem02") for ak ck dk;
 ///                   BLAKE2b(class key; "machine", machine id, pdmn) for the ThisDeviceOnly
-///                   classes, so they open only on the machine that wrote them
+///                   classes, so they open only on the machine that wrote them; with the
+///                   TPM key store BLAKE2b(class key; "tpm-device", T, pdmn), where T is
+///                   an HMAC of the machine id inside the TPM (``TPM2DeviceBinding``)
 /// ```
 ///
 /// Lock state: the unlock secrets sA and sC are kept in ``LockStateStore`` (the user's
@@ -38,7 +40,9 @@ import Glibc
 ///
 /// The `pdmn` column of a ThisDeviceOnly row carries the machine's tag (`aku@1a2b…`), so a
 /// copy of the keychain opened on another machine skips those rows as absent instead of
-/// reporting them damaged.
+/// reporting them damaged. Rows bound through the TPM carry `tpm.` and a tag of T
+/// (`aku@tpm.1a2b…`): the binding is chosen per row, so rows written before (bound to the
+/// machine id alone) still open, and a row written again gets the TPM binding.
 ///
 /// A keychain of the first format (class keys derived from D) is upgraded in place when
 /// it is opened: one SQLite transaction creates the class keys and re-encrypts every item,
@@ -57,6 +61,13 @@ final class KeyHierarchy: @unchecked Sendable {
     let deviceKey: SecretKey
     let wrapBase: SecretKey
     let machineID: Data
+    /// The TCTI of the TPM that holds the device key (TPM key store), `nil` otherwise: new
+    /// ThisDeviceOnly rows are then bound through the TPM (``DeviceBinding/tpm``).
+    let tpmTCTI: String?
+    /// The TPM binding's secret and tag, computed when a ThisDeviceOnly row first needs them
+    /// (read and set with ``bindingLock`` held).
+    var tpmBindingValue: (secret: SecretKey, tag: [UInt8])?
+    let bindingLock = NSLock()
     let lock = NSLock()
     private var store: ProtectionStore?
     /// The engine's database (for its anchor check on this hierarchy's connection).
@@ -95,9 +106,10 @@ final class KeyHierarchy: @unchecked Sendable {
     /// Unwrapped class keys with what they were unwrapped from (record and secret), by
     /// ``KeyClass/index``.
     var classKeys: [CachedClassKey?] = Array(repeating: nil, count: KeyClass.allCases.count)
-    /// Derived item keys by ``ProtectionClass`` position in `allCases`, with the class key
+    /// Derived item keys by ``ProtectionClass`` position in `allCases` (and that plus the
+    /// count of classes for ThisDeviceOnly rows bound through the TPM), with the class key
     /// they were derived from.
-    var itemKeys: [(classKey: ObjectIdentifier, key: SecretKey)?] = Array(repeating: nil, count: ProtectionClass.allCases.count)
+    var itemKeys: [(classKey: ObjectIdentifier, key: SecretKey)?] = Array(repeating: nil, count: 2 * ProtectionClass.allCases.count)
     /// Where unlock secrets are read to (used with the lock held; zeroed after each use).
     let scratch = SecretKey(uninitializedCount: Sodium.keyLength)
 
@@ -128,8 +140,9 @@ final class KeyHierarchy: @unchecked Sendable {
     /// a copied keychain): callers treat it as absent.
     struct ForeignItem: Error {}
 
-    init(deviceKey: SecretKey) throws {
+    init(deviceKey: SecretKey, tpmTCTI: String? = nil) throws {
         self.deviceKey = deviceKey
+        self.tpmTCTI = tpmTCTI
         indexKey = Sodium.deriveKey(from: deviceKey, id: 100, context: "ksindex1")
         let check = Sodium.deriveKey(from: deviceKey, id: 101, context: "ksindex1")
         checkValue = check.withUnsafeBytes { Data($0) }
@@ -209,8 +222,8 @@ final class KeyHierarchy: @unchecked Sendable {
             // A row that does not authenticate was damaged before the upgrade: it stays as
             // it is, and keeps being reported as damaged.
             guard let opened else { continue }
-            let newLabel = label(for: protection)
-            let newKey = derivedItemKey(protection, classKey: fresh[protection.keyClass]!)
+            let newLabel = try label(for: protection)
+            let newKey = try derivedItemKey(protection, classKey: fresh[protection.keyClass]!)
             let newAD = Self.associatedData(
                 prefix: prefix, itemClass: row.itemClass, reference: row.reference, primaryKey: row.primaryKeyHash,
                 protection: newLabel)
@@ -298,7 +311,9 @@ final class KeyHierarchy: @unchecked Sendable {
     /// - Parameter recordsCurrent: the caller knows that no commit reached the database
     ///   since it last called ``refreshRecords()`` (see there); the records are then not
     ///   read again.
-    func itemKey(for protection: ProtectionClass, recordsCurrent: Bool = false) throws -> SecretKey {
+    /// - Parameter binding: a ThisDeviceOnly row's binding (from its label,
+    ///   ``protectionAndBinding(forLabel:)``); `nil`: the one new rows get.
+    func itemKey(for protection: ProtectionClass, binding: DeviceBinding? = nil, recordsCurrent: Bool = false) throws -> SecretKey {
         try KeychainWithoutWaiting.acquire(lock, "the key hierarchy (an unlock or passphrase change)")
         defer { lock.unlock() }
         if !recordsCurrent { try refresh() }
@@ -306,9 +321,10 @@ final class KeyHierarchy: @unchecked Sendable {
             throw Self.noPasscode
         }
         let classKey = try unwrappedClassKey(protection.keyClass)
-        let slot = protection.tableIndex
+        let bound = binding ?? newRowBinding
+        let slot = protection.tableIndex + (protection.isThisDeviceOnly && bound == .tpm ? ProtectionClass.allCases.count : 0)
         if let cached = itemKeys[slot], cached.classKey == ObjectIdentifier(classKey) { return cached.key }
-        let key = derivedItemKey(protection, classKey: classKey)
+        let key = try derivedItemKey(protection, classKey: classKey, binding: bound)
         itemKeys[slot] = (ObjectIdentifier(classKey), key)
         return key
     }
@@ -322,48 +338,6 @@ final class KeyHierarchy: @unchecked Sendable {
         try KeychainWithoutWaiting.acquire(lock, "the key hierarchy (an unlock or passphrase change)")
         defer { lock.unlock() }
         try refresh()
-    }
-
-    func derivedItemKey(_ protection: ProtectionClass, classKey: SecretKey) -> SecretKey {
-        if protection.isThisDeviceOnly {
-            return Self.hash(key: classKey, parts: [Data("machine".utf8), machineID, Data(protection.rawValue.utf8)])
-        }
-        return Sodium.deriveKey(from: classKey, id: protection.keyNumber, context: "ksitem02")
-    }
-
-    // MARK: Row labels
-
-    /// What the `pdmn` column holds for an item of `protection`.
-    func label(for protection: ProtectionClass) -> String {
-        protection.isThisDeviceOnly ? protection.rawValue + "@" + machineTag : protection.rawValue
-    }
-
-    /// The protection class a `pdmn` column names.
-    /// - Throws: ``ForeignItem`` for a ThisDeviceOnly row of another machine.
-    /// - Returns: `nil` when the label is not valid (a damaged row).
-    func protection(forLabel label: String) throws -> ProtectionClass? {
-        // Read from the label's contiguous UTF-8 bytes in place (it is read for every row a
-        // search opens): the accessibility's name up to the first "@", then the machine tag,
-        // compared byte for byte.
-        var label = label
-        return try label.withUTF8 { bytes throws -> ProtectionClass? in
-            guard let at = bytes.firstIndex(of: UInt8(ascii: "@")) else {
-                guard let protection = ProtectionClass(nameBytes: bytes) else { return nil }
-                return protection.isThisDeviceOnly ? nil : protection
-            }
-            guard let protection = ProtectionClass(nameBytes: bytes[..<at]), protection.isThisDeviceOnly else { return nil }
-            let tag = UnsafeBufferPointer(rebasing: bytes[(at + 1)...])
-            let isOurs = machineTagBytes.withUnsafeBufferPointer { ours in
-                tag.count == ours.count && memcmp(tag.baseAddress!, ours.baseAddress!, ours.count) == 0
-            }
-            if !isOurs { throw ForeignItem() }
-            return protection
-        }
-    }
-
-    /// Whether a label names a ThisDeviceOnly row of another machine.
-    func isForeign(label: String) -> Bool {
-        (try? protection(forLabel: label)) == nil && label.contains("@")
     }
 
     /// Posted (by name, in this process) when protected data became available here: the
@@ -394,20 +368,6 @@ final class KeyHierarchy: @unchecked Sendable {
             }
             return counts
         }
-    }
-
-    /// Deletes the ThisDeviceOnly row of another machine that holds `primaryKey`, if
-    /// there is one, through the engine's `storage` (inside its transaction).
-    /// - Returns: whether a row was deleted (so an add can be retried).
-    func removeForeignRow(primaryKey: Data, in storage: KeychainDatabase) throws -> Bool {
-        let select = try storage.database.cachedStatement("SELECT id, pdmn FROM items WHERE pk = ?")
-        select.bind(primaryKey, at: 1)
-        var foreign: Int64?
-        if try select.step(), let label = select.string(at: 1), isForeign(label: label) { foreign = select.int64(at: 0) }
-        select.reset()
-        guard let foreign else { return false }
-        try storage.delete(id: foreign)
-        return true
     }
 
     func locking<Result>(_ body: () throws -> Result) throws -> Result {

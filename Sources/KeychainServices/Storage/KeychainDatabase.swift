@@ -253,16 +253,28 @@ final class KeychainDatabase {
         var states: (current: ItemSetState, next: ItemSetState)?
         let result = try database.writeTransaction { () throws -> Result in
             guard let anchor else { return try body() }
-            let current = try check(state: storedState(), contents: anchor.read(), anchor: anchor)
+            let contents = try anchor.read()
+            let current = try check(state: storedState(), contents: contents, anchor: anchor)
             added = .zero
             removed = .zero
+            protectionChanged = false
             countsProtection = try metaValue(Self.anchorScopeKey) != nil
             let result = try body()
             var digest = current.digest
             digest.add(added)
             digest.subtract(removed)
             let next = ItemSetState(generation: current.generation + 1, digest: digest)
-            try anchor.write(.init(keychainID: keychainID, committed: current, pending: next), durable: true)
+            // Bound to a TPM counter: the binding carried over, or (a new epoch, a changed
+            // protection record, no binding yet) the counter incremented after the anchor
+            // records the value it is about to reach.
+            var binding = contents?.counter
+            if let counter = anchor.counter, Self.needsIncrement(binding, protectionChanged: protectionChanged) {
+                binding = try advanceCounter(counter, from: binding, anchor: anchor) { binding in
+                    try anchor.write(.init(keychainID: keychainID, committed: current, pending: next, counter: binding), durable: true)
+                }
+            } else {
+                try anchor.write(.init(keychainID: keychainID, committed: current, pending: next, counter: binding), durable: true)
+            }
             try setMeta(Self.anchorStateKey, next.encoded)
             states = (current, next)
             return result
@@ -283,6 +295,9 @@ final class KeychainDatabase {
     /// The values of the rows the current write transaction added and removed.
     private var added = ItemSetDigest.zero
     private var removed = ItemSetDigest.zero
+    /// Whether the current write transaction wrote or removed a protection record (which
+    /// always starts a new epoch of the TPM counter, ``TPM2RollbackCounter``).
+    private var protectionChanged = false
 
     /// Checks the whole database against `anchor` (every row's value recomputed) and keeps
     /// it for every later write and read. Anchors a keychain that has none yet, and accepts
@@ -306,10 +321,19 @@ final class KeychainDatabase {
                     recovery: "Remove it (rm -r \(anchor.resetRequestPath)) and create an empty file in its place: touch \(anchor.resetRequestPath)")
             }
             try database.writeTransaction {
-                let newest = (try? anchor.read())?.newestGeneration ?? 0
+                let previous = try? anchor.read()
+                let newest = previous?.newestGeneration ?? 0
                 let state = ItemSetState(
                     generation: max(newest, try storedState()?.generation ?? 0) + 1, digest: try fullDigest(anchor))
-                try anchor.write(.init(keychainID: keychainID, committed: state, pending: nil), durable: true)
+                if let counter = anchor.counter {
+                    // Bound again to the counter as it is now, incremented: every anchor
+                    // written before (the one accepted now included) is older than it.
+                    _ = try rebindCounter(counter, previous: previous?.counter, anchor: anchor) { binding in
+                        try anchor.write(.init(keychainID: keychainID, committed: state, pending: nil, counter: binding), durable: true)
+                    }
+                } else {
+                    try anchor.write(.init(keychainID: keychainID, committed: state, pending: nil), durable: true)
+                }
                 try setMeta(Self.anchorStateKey, state.encoded)
             }
         }
@@ -361,10 +385,15 @@ final class KeychainDatabase {
                 _ = try check(state: storedState(), contents: anchor.read(), anchor: anchor, fullDigest: fullDigest(anchor))
             }
         }
+        if let counter = anchor.counter { try checkCounter(counter, anchor: anchor) }
         self.anchor = anchor
         if try storedState() == nil {
             // Not anchored yet (a new keychain, or one written before anchors): anchor it
             // with an empty write.
+            try writeTransaction(erasing: false) {}
+        } else if anchor.counter != nil, (try? anchor.read())?.counter == nil {
+            // A TPM keychain whose anchor is not bound to a counter yet (created before
+            // anchors had one, or moved into the TPM since): one write binds it.
             try writeTransaction(erasing: false) {}
         }
         if try metaValue(Self.anchorScopeKey) == nil {
@@ -429,6 +458,7 @@ final class KeychainDatabase {
     /// Writes a protection record inside the current write transaction, with the anchored
     /// digest following (its old value removed, the new one added).
     func setProtection(_ name: String, _ value: Data) throws {
+        protectionChanged = true
         try noteProtectionRemoval(name)
         let statement = try database.cachedStatement("INSERT OR REPLACE INTO protection(name, value) VALUES (?, ?)")
         statement.bind(name, at: 1)
@@ -440,6 +470,7 @@ final class KeychainDatabase {
     /// Removes a protection record inside the current write transaction (see
     /// ``setProtection(_:_:)``).
     func removeProtection(_ name: String) throws {
+        protectionChanged = true
         try noteProtectionRemoval(name)
         let statement = try database.cachedStatement("DELETE FROM protection WHERE name = ?")
         statement.bind(name, at: 1)
@@ -655,7 +686,7 @@ final class KeychainDatabase {
         guard let stored = try? storedState(), stored == next,
             let contents = try? anchor.read(), contents.committed == current, contents.pending == next
         else { return }
-        try? anchor.write(.init(keychainID: keychainID, committed: next, pending: nil), durable: false)
+        try? anchor.write(.init(keychainID: keychainID, committed: next, pending: nil, counter: contents.counter), durable: false)
     }
 
     private func storedState() throws -> ItemSetState? {

@@ -105,27 +105,55 @@ struct ItemSetDigest: Equatable {
 /// point leaves a keychain that opens. All writes of the file happen under SQLite's write
 /// lock of the database, in place (one sector-sized write, synced before a commit).
 ///
+/// With the TPM key store, the anchor is also bound to a TPM NV monotonic counter
+/// (``TPM2RollbackCounter``): it records the counter's handle and the value it holds (or is
+/// about to hold), so an older anchor put back with its database is older than the counter.
+///
 /// Format: `KSANCH01`, the keychain id (16 bytes), the committed state (8 + 32 bytes), a
 /// flag byte and the pending state (8 + 32 bytes, zeros when none), then a keyed BLAKE2b
-/// (32 bytes) of everything before it, under a key derived from the device key.
+/// (32 bytes) of everything before it, under a key derived from the device key. Bound to a
+/// TPM counter: `KSANCH02` and the same fields, then the counter's NV handle (4 bytes), its
+/// value (8 bytes) and the time of its last increment (seconds since 1970, 8 bytes), all
+/// little-endian, then the MAC.
 final class RollbackAnchor {
     static let fileName = "keychain.anchor"
     static let resetFileName = "keychain.anchor.reset"
     private static let magic = Array("KSANCH01".utf8)
+    private static let counterMagic = Array("KSANCH02".utf8)
     private static let macLength = 32
     private static let bodyLength = 8 + 16 + ItemSetState.encodedLength + 1 + ItemSetState.encodedLength
+    private static let counterBodyLength = bodyLength + 4 + 8 + 8
+    /// The length of an anchor without a TPM counter.
     static let fileLength = bodyLength + macLength
+    /// The length of an anchor bound to a TPM counter.
+    static let counterFileLength = counterBodyLength + macLength
+    private static let maximumFileLength = counterFileLength
 
     /// What the file says.
     struct Contents: Equatable {
         var keychainID: Data
         var committed: ItemSetState
         var pending: ItemSetState?
+        /// The TPM counter the anchor is bound to (TPM key store only).
+        var counter: CounterBinding? = nil
 
         func accepts(_ state: ItemSetState) -> Bool { state == committed || state == pending }
 
         var newestGeneration: UInt64 { max(committed.generation, pending?.generation ?? 0) }
     }
+
+    /// The TPM NV counter an anchor records: its handle, the value it holds (or, while an
+    /// increment is under way, is about to hold: the anchor is written first), and when the
+    /// anchor last incremented it (wall-clock seconds, for the epoch).
+    struct CounterBinding: Equatable {
+        var handle: UInt32
+        var value: UInt64
+        var incrementedAt: Int64
+    }
+
+    /// The TPM counter this keychain's anchor is bound to, `nil` unless it uses the TPM key
+    /// store.
+    let counter: TPM2RollbackCounter?
 
     let url: URL
     /// Counts the write transactions of this process's connections to the anchored
@@ -143,17 +171,18 @@ final class RollbackAnchor {
     private let hashStateMemory = UnsafeMutableRawPointer.allocate(byteCount: crypto_generichash_statebytes(), alignment: 64)
     private var hashState: OpaquePointer { OpaquePointer(hashStateMemory) }
 
-    init(directory: URL, key: SecretKey) {
+    init(directory: URL, key: SecretKey, counter: TPM2RollbackCounter? = nil) {
         self.directory = directory
         self.url = directory.appendingPathComponent(Self.fileName)
         self.path = url.path
         self.key = key
+        self.counter = counter
     }
 
-    /// The same anchor (file and key) with a hash state of its own, for a connection used
-    /// on another thread than the engine's (the key hierarchy's).
+    /// The same anchor (file, key and counter) with a hash state of its own, for a
+    /// connection used on another thread than the engine's (the key hierarchy's).
     func copy() -> RollbackAnchor {
-        RollbackAnchor(directory: directory, key: key.withUnsafeBytes { SecretKey(copying: $0) })
+        RollbackAnchor(directory: directory, key: key.withUnsafeBytes { SecretKey(copying: $0) }, counter: counter)
     }
 
     deinit {
@@ -203,10 +232,10 @@ final class RollbackAnchor {
     func read() throws -> Contents? {
         guard let fd = try openPrivate() else { return nil }
         defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: Self.fileLength + 1)
+        var bytes = [UInt8](repeating: 0, count: Self.maximumFileLength + 1)
         let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        guard count == Self.fileLength else { throw damaged() }
-        return try bytes.withUnsafeBytes { try contents(of: UnsafeRawBufferPointer(rebasing: $0[0..<Self.fileLength])) }
+        guard count == Self.fileLength || count == Self.counterFileLength else { throw damaged() }
+        return try bytes.withUnsafeBytes { try contents(of: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
     }
 
     /// Opens the anchor file for reading (not following a link) and checks that it is a
@@ -228,14 +257,19 @@ final class RollbackAnchor {
         return fd
     }
 
-    /// Authenticates and parses the whole file's bytes (exactly ``fileLength``).
+    /// Authenticates and parses the whole file's bytes (exactly ``fileLength``, or
+    /// ``counterFileLength`` for an anchor bound to a TPM counter).
     private func contents(of bytes: UnsafeRawBufferPointer) throws -> Contents {
-        guard bytes.count == Self.fileLength, bytes.prefix(8).elementsEqual(Self.magic) else { throw damaged() }
+        let hasCounter = bytes.count == Self.counterFileLength
+        guard bytes.count == Self.fileLength || hasCounter,
+            bytes.prefix(8).elementsEqual(hasCounter ? Self.counterMagic : Self.magic)
+        else { throw damaged() }
+        let bodyLength = hasCounter ? Self.counterBodyLength : Self.bodyLength
         // Copied from the pointer, not as a sequence of bytes (whose generic conversion costs
         // the Swift runtime a conformance scan once in each process, so at every run of a
         // tool). The length was checked above, so the base address is not nil.
-        let body = Data(bytes: bytes.baseAddress!, count: Self.bodyLength)
-        let mac = Data(bytes: bytes.baseAddress! + Self.bodyLength, count: Self.fileLength - Self.bodyLength)
+        let body = Data(bytes: bytes.baseAddress!, count: bodyLength)
+        let mac = Data(bytes: bytes.baseAddress! + bodyLength, count: Self.macLength)
         guard Sodium.constantTimeEqual(authenticator(body), mac) else { throw damaged() }
         var offset = 8
         func take(_ length: Int) -> Data {
@@ -246,7 +280,14 @@ final class RollbackAnchor {
         guard let committed = ItemSetState(encoded: take(ItemSetState.encodedLength)) else { throw damaged() }
         let hasPending = take(1).first == 1
         let pendingState = ItemSetState(encoded: take(ItemSetState.encodedLength))
-        return Contents(keychainID: keychainID, committed: committed, pending: hasPending ? pendingState : nil)
+        var counter: CounterBinding?
+        if hasCounter {
+            func integer<Value: FixedWidthInteger>(_ type: Value.Type) -> Value {
+                take(MemoryLayout<Value>.size).reversed().reduce(Value(0)) { $0 << 8 | Value($1) }
+            }
+            counter = CounterBinding(handle: integer(UInt32.self), value: integer(UInt64.self), incrementedAt: integer(Int64.self))
+        }
+        return Contents(keychainID: keychainID, committed: committed, pending: hasPending ? pendingState : nil, counter: counter)
     }
 
     // MARK: The file, kept open by a reader
@@ -263,18 +304,21 @@ final class RollbackAnchor {
         /// `fstat` of `fd` when it was read (device, inode, size, change and modification
         /// times in nanoseconds).
         fileprivate let identity: FileIdentity
-        /// The bytes that were authenticated (``fileLength``), and room for one more byte
+        /// The bytes that were authenticated (`length` of them), and room for one more byte
         /// (a longer file is a changed file) to read the file into when comparing.
         fileprivate let authenticated: UnsafeMutableRawBufferPointer
         fileprivate let scratch: UnsafeMutableRawBufferPointer
+        /// How many bytes were authenticated (``fileLength`` or ``counterFileLength``).
+        fileprivate let length: Int
         /// What those bytes say.
         let contents: Contents
 
-        fileprivate init(fd: Int32, identity: FileIdentity, bytes: UnsafeMutableRawBufferPointer, contents: Contents) {
+        fileprivate init(fd: Int32, identity: FileIdentity, bytes: UnsafeMutableRawBufferPointer, length: Int, contents: Contents) {
             self.fd = fd
             self.identity = identity
             self.authenticated = bytes
-            self.scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: RollbackAnchor.fileLength + 1, alignment: 8)
+            self.length = length
+            self.scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: RollbackAnchor.maximumFileLength + 1, alignment: 8)
             self.contents = contents
         }
 
@@ -317,12 +361,12 @@ final class RollbackAnchor {
             close(fd)
             throw damaged()
         }
-        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.fileLength + 1, alignment: 8)
+        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.maximumFileLength + 1, alignment: 8)
         let count = pread(fd, bytes.baseAddress, bytes.count, 0)
         do {
-            guard count == Self.fileLength else { throw damaged() }
-            let contents = try contents(of: UnsafeRawBufferPointer(rebasing: bytes[0..<Self.fileLength]))
-            return Snapshot(fd: fd, identity: FileIdentity(info), bytes: bytes, contents: contents)
+            guard count == Self.fileLength || count == Self.counterFileLength else { throw damaged() }
+            let contents = try contents(of: UnsafeRawBufferPointer(rebasing: bytes[0..<count]))
+            return Snapshot(fd: fd, identity: FileIdentity(info), bytes: bytes, length: count, contents: contents)
         } catch {
             close(fd)
             bytes.deallocate()
@@ -354,8 +398,8 @@ final class RollbackAnchor {
     /// write made to it in place, whatever its timestamps say.
     func fileHoldsAuthenticatedBytes(of snapshot: Snapshot) -> Bool {
         let count = pread(snapshot.fd, snapshot.scratch.baseAddress, snapshot.scratch.count, 0)
-        guard count == Self.fileLength else { return false }
-        return memcmp(snapshot.scratch.baseAddress!, snapshot.authenticated.baseAddress!, Self.fileLength) == 0
+        guard count == snapshot.length else { return false }
+        return memcmp(snapshot.scratch.baseAddress!, snapshot.authenticated.baseAddress!, snapshot.length) == 0
     }
 
     /// Writes the anchor in place: one write of fewer than 512 bytes at the start of the
@@ -371,11 +415,16 @@ final class RollbackAnchor {
     /// the first write of each open keychain removes copies that an interrupted creation
     /// left.
     func write(_ contents: Contents, durable: Bool) throws {
-        var body = Data(Self.magic)
+        var body = Data(contents.counter == nil ? Self.magic : Self.counterMagic)
         body.append(contents.keychainID)
         body.append(contents.committed.encoded)
         body.append(contents.pending == nil ? 0 : 1)
         body.append((contents.pending ?? ItemSetState(generation: 0, digest: .zero)).encoded)
+        if let counter = contents.counter {
+            withUnsafeBytes(of: counter.handle.littleEndian) { body.append(contentsOf: $0) }
+            withUnsafeBytes(of: counter.value.littleEndian) { body.append(contentsOf: $0) }
+            withUnsafeBytes(of: counter.incrementedAt.littleEndian) { body.append(contentsOf: $0) }
+        }
         body.append(authenticator(body))
         if !removedInterruptedCopies {
             removedInterruptedCopies = true
