@@ -115,13 +115,20 @@ activation_check() {
 }
 export -f activation_check
 export PACKAGING_PREFIX="$prefix"
+# With gnome-keyring installed, its activation file for the same name is in /usr/share: listed after
+# the installed one, as the session bus lists /usr/local/share before /usr/share, keysmith's wins.
+service_dirs=(--service-dir "$prefix/share/dbus-1/services")
+if [ -f /usr/share/dbus-1/services/org.freedesktop.secrets.service ]; then
+    service_dirs+=(--service-dir /usr/share/dbus-1/services)
+    echo "# the bus also lists /usr/share/dbus-1/services, with $(sed -n 's/^Exec=//p' /usr/share/dbus-1/services/org.freedesktop.secrets.service)"
+fi
 while IFS= read -r line; do
     case $line in
         "ok "*) ok "${line#ok }" ;;
         "not ok "*) rest=${line#not ok }; not_ok "${rest%%: *}" "${rest#*: }" ;;
         *) echo "$line" ;;
     esac
-done < <(PRIVATE_BUS_QUIET=1 "$here/with-private-bus.sh" --server none --service-dir "$prefix/share/dbus-1/services" \
+done < <(PRIVATE_BUS_QUIET=1 "$here/with-private-bus.sh" --server none "${service_dirs[@]}" \
     -- bash -c activation_check 2>&1)
 
 make -C "$root" --no-print-directory uninstall PREFIX="$prefix" >/dev/null 2>&1 \

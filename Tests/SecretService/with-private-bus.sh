@@ -11,9 +11,11 @@
 #   --server none            no server: only the bus (with --service-dir, for D-Bus activation)
 #   --bin DIR                directory holding keysmith (default: KEYSMITH_TEST_TOOLS, else
 #                            the directory of `keysmith` on PATH)
-#   --service-dir DIR        add DIR as the bus's <servicedir> (D-Bus activation); without it
-#                            the bus activates nothing, so it can never start gnome-keyring
-#                            (or anything else) behind our back
+#   --service-dir DIR        add DIR as a <servicedir> of the bus (D-Bus activation; repeat it
+#                            for several, the first given first, as the session bus lists
+#                            /usr/local/share before /usr/share); without it the bus activates
+#                            nothing, so it never starts gnome-keyring (or anything else)
+#                            behind our back
 #   --keep-home              use the caller's KEYSMITH_HOME instead of a temporary one
 #
 # The command runs with DBUS_SESSION_BUS_ADDRESS set to the private bus, KEYSMITH_HOME (the
@@ -25,13 +27,13 @@ set -euo pipefail
 
 server=keysmith
 bin_dir=${KEYSMITH_TEST_TOOLS:-}
-service_dir=""
+service_dirs=()
 keep_home=0
 while [ $# -gt 0 ]; do
     case $1 in
         --server) server=${2:?--server needs keysmith, gnome-keyring or none}; shift 2 ;;
         --bin) bin_dir=${2:?--bin needs a directory}; shift 2 ;;
-        --service-dir) service_dir=${2:?--service-dir needs a directory}; shift 2 ;;
+        --service-dir) service_dirs+=("$(cd "${2:?--service-dir needs a directory}" && pwd)"); shift 2 ;;
         --keep-home) keep_home=1; shift ;;
         --) shift; break ;;
         -*) echo "with-private-bus.sh: unknown option $1" >&2; exit 2 ;;
@@ -79,9 +81,9 @@ fi
 
 # The bus: a session bus configuration of our own (no <servicedir> unless asked for one).
 servicedir_line=""
-if [ -n "$service_dir" ]; then
-    servicedir_line="  <servicedir>$(cd "$service_dir" && pwd)</servicedir>"
-fi
+for dir in "${service_dirs[@]}"; do
+    servicedir_line+="  <servicedir>$dir</servicedir>"$'\n'
+done
 cat >"$work/bus.conf" <<EOF
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
