@@ -291,8 +291,9 @@ $(SECRET_SERVICE_VENV)/.ready: Tests/SecretService/requirements.txt
 
 ## test-secret-service: keysmith secret-service on private buses: secretstorage's own test suite (dh and
 ## plain sessions), keyring's BackendBasicTests on its SecretService backend, both session algorithms,
-## secret-tool store/lookup/search/clear and interop with the keysmith tool; the same suites against
-## gnome-keyring first (the mark); then the activation file and user unit (test-secret-service-packaging).
+## secret-tool store/lookup/search/clear and interop with the keysmith tool, the command line (ready line,
+## a second server refused, --replace, SIGTERM, the bus going away); the same suites against gnome-keyring
+## first (the mark); then the activation file and user unit (test-secret-service-packaging).
 ## KEYSMITH_TEST_TOOLS=DIR tests the keysmith and keysmith-secret-service in DIR instead of the debug build.
 test-secret-service: secret-service-deps $(SECRET_SERVICE_VENV)/.ready
 	SECRETSTORAGE_SOURCE="$(CURDIR)/$(SECRETSTORAGE_SOURCE)" Tests/SecretService/run-outside-suites.sh gnome-keyring
@@ -300,7 +301,8 @@ test-secret-service: secret-service-deps $(SECRET_SERVICE_VENV)/.ready
 		$(SWIFT) build $(SWIFT_FLAGS) --product keysmith && $(SWIFT) build $(SWIFT_FLAGS) --product keysmith-secret-service || exit 1; \
 	fi
 	tools="$(KEYSMITH_TEST_TOOLS)"; [ -n "$$tools" ] || tools="$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)"; \
-		SECRETSTORAGE_SOURCE="$(CURDIR)/$(SECRETSTORAGE_SOURCE)" Tests/SecretService/run-outside-suites.sh keysmith "$$tools"
+		SECRETSTORAGE_SOURCE="$(CURDIR)/$(SECRETSTORAGE_SOURCE)" Tests/SecretService/run-outside-suites.sh keysmith "$$tools" && \
+		Tests/SecretService/command-line-test.sh "$$tools"
 	@$(MAKE) --no-print-directory test-secret-service-packaging
 
 ## test-secret-service-mark: only the gnome-keyring run of the suites (what keysmith is measured against).

@@ -61,11 +61,14 @@ if [ -f "$unit" ]; then
         && ok "user unit: Type=dbus, BusName, ExecStart under PREFIX" \
         || not_ok "user unit: Type=dbus, BusName, ExecStart under PREFIX" "$(grep -v '^#' "$unit")"
     if command -v systemd-analyze >/dev/null; then
-        # verify checks the unit's syntax and that ExecStart exists; it may warn about the
-        # machine (no user manager here), which is not the unit's fault: only lines naming the unit count.
-        complaints=$(systemd-analyze verify --user "$unit" 2>&1 | grep -F "keysmith-secret-service.service" || true)
-        [ -z "$complaints" ] && ok "systemd-analyze verify accepts the unit" \
-            || not_ok "systemd-analyze verify accepts the unit" "$complaints"
+        # verify checks the unit's settings and that ExecStart's program exists (an unknown setting
+        # or value is only a warning naming the unit); --user needs a runtime directory.
+        runtime=$(mktemp -d); chmod 0700 "$runtime"
+        verify=$(XDG_RUNTIME_DIR=$runtime systemd-analyze verify --user "$unit" 2>&1); verified=$?
+        rm -rf "$runtime"
+        complaints=$(grep -F "keysmith-secret-service.service" <<<"$verify" || true)
+        [ "$verified" = 0 ] && [ -z "$complaints" ] && ok "systemd-analyze verify accepts the unit" \
+            || not_ok "systemd-analyze verify accepts the unit" "exit $verified: $verify"
     fi
 fi
 grep -l '@PREFIX@' "$activation" "$unit" >/dev/null 2>&1 && not_ok "no @PREFIX@ left" "a template was copied unfilled" \
