@@ -96,6 +96,8 @@ checks() {
 export -f checks
 export bin_dir ready
 
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 passed=0
 failed=0
 tally() {
@@ -108,18 +110,30 @@ for server in none keysmith gnome-keyring; do
     if [ "$server" = gnome-keyring ] && ! command -v gnome-keyring-daemon >/dev/null; then
         echo "# gnome-keyring checks skipped: gnome-keyring-daemon is not installed"; continue
     fi
-    tally < <(PRIVATE_BUS_QUIET=1 "$here/with-private-bus.sh" --server "$server" --bin "$bin_dir" -- bash -c checks 2>&1)
+    PRIVATE_BUS_QUIET=1 "$here/with-private-bus.sh" --server "$server" --bin "$bin_dir" -- bash -c checks >"$log" 2>&1
+    status=$?
+    tally <"$log"
+    if [ "$status" != 0 ]; then
+        echo "not ok the private bus with $server started: exit $status"; failed=$((failed + 1))
+    fi
 done
 
 # The bus going away: the server exits by itself (the bus is stopped under it).
 bus_gone() {
     keysmith secret-service >/dev/null 2>"$PRIVATE_BUS_WORK/gone.err" &
     echo "server $!"
-    for ((i = 0; i < 300; i++)); do grep -qF "$ready" "$PRIVATE_BUS_WORK/gone.err" && break; sleep 0.1; done
+    for ((i = 0; i < 300; i++)); do
+        if grep -qF "$ready" "$PRIVATE_BUS_WORK/gone.err"; then echo ready; break; fi
+        sleep 0.1
+    done
 }
 export -f bus_gone
-pid=$(PRIVATE_BUS_QUIET=1 "$here/with-private-bus.sh" --server none --bin "$bin_dir" -- bash -c bus_gone 2>/dev/null | sed -n 's/^server //p')
-if [ -n "$pid" ]; then
+gone=$(PRIVATE_BUS_QUIET=1 "$here/with-private-bus.sh" --server none --bin "$bin_dir" -- bash -c bus_gone 2>/dev/null)
+pid=$(sed -n 's/^server //p' <<<"$gone")
+if ! grep -qx ready <<<"$gone"; then
+    echo "not ok the server exits when the bus goes away: it never said it was ready"; failed=$((failed + 1))
+    [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+elif [ -n "$pid" ]; then
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     if kill -0 "$pid" 2>/dev/null; then
         echo "not ok the server exits when the bus goes away: still running 10 s later"; failed=$((failed + 1))
