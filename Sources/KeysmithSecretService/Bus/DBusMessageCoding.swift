@@ -30,7 +30,7 @@ enum DBusMessageCoding {
             if element == "y" {
                 var pointer: UnsafeRawPointer?
                 var size = 0
-                guard sd_bus_message_read_array(message, type, &pointer, &size) >= 0 else { return nil }
+                guard sd_bus_message_read_array(message, CChar(UInt8(ascii: "y")), &pointer, &size) >= 0 else { return nil }
                 guard size > 0, let pointer else { return .bytes([]) }
                 return .bytes(Array(UnsafeRawBufferPointer(start: pointer, count: size)))
             }

@@ -70,11 +70,18 @@ public final class KeychainCollection: SecretCollection {
         ]
     }
 
+    /// The query for one item by its identifier: class and persistent reference only (the
+    /// engine takes nothing else with a reference); callers check the item's group with
+    /// ``isHere(_:)``.
     private func query(for identifier: String) -> [String: Any]? {
         guard let reference = Self.persistentReference(identifier) else { return nil }
-        var query = baseQuery
-        query[kSecValuePersistentRef as String] = reference
-        return query
+        return [kSecClass as String: kSecClassGenericPassword, kSecValuePersistentRef as String: reference]
+    }
+
+    /// Whether an item's attributes put it in this collection's access group.
+    private func isHere(_ dictionary: [String: Any]) -> Bool {
+        guard let group = dictionary[kSecAttrAccessGroup as String] as? String else { return false }
+        return ExactName(group) == ExactName(accessGroup)
     }
 
     /// The items matching `extra` (every item for none), as summaries.
@@ -142,7 +149,7 @@ public final class KeychainCollection: SecretCollection {
         guard status == errSecSuccess, let dictionary = result as? [String: Any] else {
             throw Self.failure(status, "the item could not be read")
         }
-        return summary(dictionary)
+        return isHere(dictionary) ? summary(dictionary) : nil
     }
 
     public func search(_ attributes: ItemAttributes) throws(SecretServiceError) -> [ItemSummary] {
@@ -172,6 +179,7 @@ public final class KeychainCollection: SecretCollection {
         guard status == errSecSuccess, let dictionary = result as? [String: Any] else {
             throw Self.failure(status, "the secret could not be read")
         }
+        guard isHere(dictionary) else { throw .noSuchObject("there is no such item in the \(label) collection.") }
         var bytes: [UInt8] = []
         if let data = dictionary[kSecValueData as String] as? NSData {
             bytes = [UInt8](repeating: 0, count: data.length)
@@ -230,7 +238,9 @@ public final class KeychainCollection: SecretCollection {
         _ identifier: String, label: String?, record: AttributeRecord?, service: String?, account: String?, secret: [UInt8]?
     ) throws(SecretServiceError) {
         guard !isLocked else { throw .isLocked("the \(self.label) collection is locked; unlock it first (keysmith unlock).") }
-        guard let query = query(for: identifier) else { throw .noSuchObject("there is no such item in the \(self.label) collection.") }
+        guard let query = query(for: identifier), try item(identifier) != nil else {
+            throw .noSuchObject("there is no such item in the \(self.label) collection.")
+        }
         var changes: [String: Any] = [:]
         if let label { changes[kSecAttrLabel as String] = label }
         if let record { changes[kSecAttrGeneric as String] = record.encoded }
@@ -260,6 +270,7 @@ public final class KeychainCollection: SecretCollection {
             throw status == errSecInteractionNotAllowed
                 ? .isLocked("the keychain is locked; unlock it first (keysmith unlock).") : Self.failure(status, "the item could not be read")
         }
+        guard isHere(dictionary) else { throw .noSuchObject("there is no such item in the \(label) collection.") }
         if let generic = dictionary[kSecAttrGeneric as String] as? Data, let record = AttributeRecord(generic) { return (record, true) }
         let summary = summary(dictionary)
         return (AttributeRecord(attributes: summary?.attributes ?? ItemAttributes(), contentType: "text/plain"), dictionary[kSecAttrGeneric as String] == nil)
@@ -288,7 +299,7 @@ public final class KeychainCollection: SecretCollection {
     }
 
     public func deleteItem(_ identifier: String) throws(SecretServiceError) {
-        guard let query = query(for: identifier) else { throw .noSuchObject("there is no such item in the \(label) collection.") }
+        guard let query = query(for: identifier), try item(identifier) != nil else { throw .noSuchObject("there is no such item in the \(label) collection.") }
         let status = SecItemDelete(query as CFDictionary)
         switch status {
         case errSecSuccess:
