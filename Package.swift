@@ -267,7 +267,8 @@ package.targets += [
     ),
     .testTarget(
         name: "KeysmithSecretServiceTests",
-        dependencies: ["KeysmithSecretService", "Keysmith", "KeychainServices"]
+        dependencies: ["KeysmithSecretService", "Keysmith", "KeychainServices"],
+        exclude: ["Fixtures"]
     ),
 ]
 #endif

@@ -1,0 +1,95 @@
+import COpenSSL
+
+/// The Diffie-Hellman group of `dh-ietf1024-sha256-aes128-cbc-pkcs7`: the Second Oakley Group
+/// (RFC 2409, section 6.2), the 1024-bit safe prime p = 2^1024 - 2^960 - 1 + 2^64 * (⌊2^894 π⌋ + 129093)
+/// with generator 2. All arithmetic is libcrypto's; exponentiations with a private exponent use
+/// `BN_mod_exp_mont_consttime`.
+enum SecondOakleyGroup {
+    /// The size of p, of public keys and of the shared secret, in bytes.
+    static let byteCount = 128
+
+    /// Bits in a private exponent: one fewer than p has, as libsecret and gnome-keyring draw
+    /// theirs, so every exponent is below p.
+    static let privateExponentBits: Int32 = 1023
+
+    /// p, big-endian (RFC 2409, section 6.2).
+    static let primeBytes: [UInt8] = [
+        0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xC9, 0x0F, 0xDA, 0xA2, 0x21, 0x68, 0xC2, 0x34,
+        0xC4, 0xC6, 0x62, 0x8B, 0x80, 0xDC, 0x1C, 0xD1, 0x29, 0x02, 0x4E, 0x08, 0x8A, 0x67, 0xCC, 0x74,
+        0x02, 0x0B, 0xBE, 0xA6, 0x3B, 0x13, 0x9B, 0x22, 0x51, 0x4A, 0x08, 0x79, 0x8E, 0x34, 0x04, 0xDD,
+        0xEF, 0x95, 0x19, 0xB3, 0xCD, 0x3A, 0x43, 0x1B, 0x30, 0x2B, 0x0A, 0x6D, 0xF2, 0x5F, 0x14, 0x37,
+        0x4F, 0xE1, 0x35, 0x6D, 0x6D, 0x51, 0xC2, 0x45, 0xE4, 0x85, 0xB5, 0x76, 0x62, 0x5E, 0x7E, 0xC6,
+        0xF4, 0x4C, 0x42, 0xE9, 0xA6, 0x37, 0xED, 0x6B, 0x0B, 0xFF, 0x5C, 0xB6, 0xF4, 0x06, 0xB7, 0xED,
+        0xEE, 0x38, 0x6B, 0xFB, 0x5A, 0x89, 0x9F, 0xA5, 0xAE, 0x9F, 0x24, 0x11, 0x7C, 0x4B, 0x1F, 0xE6,
+        0x49, 0x28, 0x66, 0x51, 0xEC, 0xE6, 0x53, 0x81, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+    ]
+
+    /// The generator.
+    static let generator: UInt = 2
+
+    /// The client's public key as a number, once it is known to be an element of the group that
+    /// 2 generates: at most 128 bytes (with or without leading zero bytes: libsecret sends the
+    /// shortest form, secretstorage all 128), 1 < y < p - 1, and y^q = 1 for q = (p - 1) / 2
+    /// (p is a safe prime, so this rules out the elements of order 2 and 2q).
+    /// - Throws: `invalidArguments` for anything else.
+    static func validatedPublicKey(_ bytes: [UInt8]) throws(SecretServiceError) -> LibcryptoNumber {
+        guard bytes.count <= byteCount else { throw invalidPublicKey }
+        let prime = try LibcryptoNumber(bigEndian: primeBytes)
+        let key = try LibcryptoNumber(bigEndian: bytes)
+        let one = try LibcryptoNumber(1)
+        let primeMinusOne = try LibcryptoNumber(bigEndian: primeBytes)
+        guard BN_sub_word(primeMinusOne.number, 1) == 1 else { throw LibcryptoFailure.error("checking a public key") }
+        guard key.compare(one) > 0, key.compare(primeMinusOne) < 0 else { throw invalidPublicKey }
+
+        let order = try LibcryptoNumber()
+        guard BN_rshift1(order.number, primeMinusOne.number) == 1 else {
+            throw LibcryptoFailure.error("checking a public key")
+        }
+        // Public values only: the ordinary (not constant-time) exponentiation is fine here.
+        let power = try LibcryptoNumber()
+        let computed = try withContext { context in
+            BN_mod_exp(power.number, key.number, order.number, prime.number, context) == 1
+        }
+        guard computed else { throw LibcryptoFailure.error("checking a public key") }
+        guard power.compare(one) == 0 else { throw invalidPublicKey }
+        return key
+    }
+
+    /// A fresh private exponent: 1023 random bits from libcrypto's private generator
+    /// (`BN_priv_rand_ex`), at least 2.
+    static func randomPrivateExponent() throws(SecretServiceError) -> LibcryptoNumber {
+        let exponent = try LibcryptoNumber()
+        let two = try LibcryptoNumber(2)
+        repeat {
+            guard BN_priv_rand_ex(exponent.number, privateExponentBits, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY, 0, nil) == 1
+            else { throw LibcryptoFailure.error("drawing a private exponent") }
+        } while exponent.compare(two) < 0
+        return exponent
+    }
+
+    /// base^exponent mod p, in constant time in the exponent (`BN_mod_exp_mont_consttime`).
+    /// `base` must be below p (a validated public key, or the generator).
+    static func power(_ base: LibcryptoNumber, _ exponent: LibcryptoNumber) throws(SecretServiceError) -> LibcryptoNumber {
+        let prime = try LibcryptoNumber(bigEndian: primeBytes)
+        let result = try LibcryptoNumber()
+        let computed = try withContext { context in
+            BN_mod_exp_mont_consttime(result.number, base.number, exponent.number, prime.number, context, nil) == 1
+        }
+        guard computed else { throw LibcryptoFailure.error("exponentiation") }
+        return result
+    }
+
+    private static var invalidPublicKey: SecretServiceError {
+        .invalidArguments(
+            "the client's public key is not valid for \(SessionAlgorithm.diffieHellman): it must be a big-endian number of at most 128 bytes between 2 and p - 2 in the group generated by 2 of the 1024-bit Second Oakley Group (RFC 2409); send g^x mod p for a fresh random x.")
+    }
+
+    /// Runs `body` with a fresh `BN_CTX` from libcrypto's secure heap, freed after.
+    private static func withContext<Result>(
+        _ body: (OpaquePointer) -> Result
+    ) throws(SecretServiceError) -> Result {
+        guard let context = BN_CTX_secure_new() else { throw LibcryptoFailure.error("allocating a context") }
+        defer { BN_CTX_free(context) }
+        return body(context)
+    }
+}
