@@ -11,7 +11,7 @@
 # Prints "ok NAME" / "not ok NAME: why", then "command line: N passed, N failed".
 set -uo pipefail
 
-bin_dir=$(cd "${1:?usage: command-line-test.sh BIN_DIR}" && pwd)
+bin_dir=$(cd "${1:?usage: command-line-test.sh BIN_DIR}" && pwd -P)
 here=$(cd "$(dirname "$0")" && pwd)
 export PATH="$bin_dir:$PATH"
 ready="keysmith secret-service: serving org.freedesktop.secrets on the session bus"
@@ -52,6 +52,7 @@ checks() {
         else
             echo "not ok with gnome-keyring holding the name, keysmith secret-service exits 1 and names --replace: exit $status, said: $(head -c 300 "$out/refused.err")"
         fi
+        : >"$out/replace.err"
         keysmith secret-service --replace >"$out/replace.out" 2>"$out/replace.err" &
         local replacing=$! i
         for ((i = 0; i < 100; i++)); do
@@ -65,12 +66,24 @@ checks() {
             echo "ok keysmith secret-service --replace takes the name from gnome-keyring"
         elif kill -0 "$replacing" 2>/dev/null; then
             echo "# keysmith secret-service --replace is waiting: gnome-keyring ($exe) keeps the name (it does not allow replacement)"
+            # When gnome-keyring goes, the waiting server gets the name.
+            kill -TERM "$(owner_pid)" 2>/dev/null
+            for ((i = 0; i < 100; i++)); do
+                [ "$(readlink "/proc/$(owner_pid)/exe" 2>/dev/null)" = "$bin_dir/keysmith-secret-service" ] \
+                    && grep -qF "$ready" "$out/replace.err" && break
+                sleep 0.1
+            done
+            exe=$(readlink "/proc/$(owner_pid)/exe" 2>/dev/null)
+            [ "$exe" = "$bin_dir/keysmith-secret-service" ] && grep -qF "$ready" "$out/replace.err" \
+                && echo "ok keysmith secret-service --replace gets the name when gnome-keyring exits, and says it is ready" \
+                || echo "not ok keysmith secret-service --replace gets the name when gnome-keyring exits, and says it is ready: owner ${exe:-none}, said: $(head -c 300 "$out/replace.err")"
         else
             echo "not ok keysmith secret-service --replace takes the name or waits for it: it exited, said: $(head -c 300 "$out/replace.err")"
         fi
         kill -TERM "$replacing" 2>/dev/null; wait_exit "$replacing" 10 || kill -KILL "$replacing" 2>/dev/null
         ;;
     none)
+        : >"$out/server.err"
         keysmith secret-service >"$out/server.out" 2>"$out/server.err" &
         local server=$! i
         for ((i = 0; i < 300; i++)); do grep -qF "$ready" "$out/server.err" && break; kill -0 "$server" 2>/dev/null || break; sleep 0.1; done
@@ -83,6 +96,7 @@ checks() {
         if wait_exit "$server" 10 && [ "$exit_status" = 0 ]; then echo "ok SIGTERM: exit 0"; else
             echo "not ok SIGTERM: exit 0: ${exit_status:-still running}"; kill -KILL "$server" 2>/dev/null; fi
         for form in "keysmith-secret-service secret-service" "keysmith-secret-service"; do
+            : >"$out/direct.err"
             $form >"$out/direct.out" 2>"$out/direct.err" &
             server=$!
             for ((i = 0; i < 300; i++)); do grep -qF "$ready" "$out/direct.err" && break; kill -0 "$server" 2>/dev/null || break; sleep 0.1; done
@@ -120,6 +134,7 @@ done
 
 # The bus going away: the server exits by itself (the bus is stopped under it).
 bus_gone() {
+    : >"$PRIVATE_BUS_WORK/gone.err"
     keysmith secret-service >/dev/null 2>"$PRIVATE_BUS_WORK/gone.err" &
     echo "server $!"
     for ((i = 0; i < 300; i++)); do
