@@ -300,10 +300,13 @@ test-secret-service: secret-service-deps $(SECRET_SERVICE_VENV)/.ready
 	@if [ -z "$(KEYSMITH_TEST_TOOLS)" ]; then \
 		$(SWIFT) build $(SWIFT_FLAGS) --product keysmith && $(SWIFT) build $(SWIFT_FLAGS) --product keysmith-secret-service || exit 1; \
 	fi
-	tools="$(KEYSMITH_TEST_TOOLS)"; [ -n "$$tools" ] || tools="$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)"; \
-		SECRETSTORAGE_SOURCE="$(CURDIR)/$(SECRETSTORAGE_SOURCE)" Tests/SecretService/run-outside-suites.sh keysmith "$$tools" && \
-		Tests/SecretService/command-line-test.sh "$$tools"
-	@$(MAKE) --no-print-directory test-secret-service-packaging
+	@# Every part runs, and the target fails at the end when one did.
+	tools="$(KEYSMITH_TEST_TOOLS)"; [ -n "$$tools" ] || tools="$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)"; failed=""; \
+		SECRETSTORAGE_SOURCE="$(CURDIR)/$(SECRETSTORAGE_SOURCE)" Tests/SecretService/run-outside-suites.sh keysmith "$$tools" \
+			|| failed="$$failed outside-suites"; \
+		Tests/SecretService/command-line-test.sh "$$tools" || failed="$$failed command-line"; \
+		$(MAKE) --no-print-directory test-secret-service-packaging || failed="$$failed packaging"; \
+		if [ -n "$$failed" ]; then echo "test-secret-service: failed:$$failed"; exit 1; fi
 
 ## test-secret-service-mark: only the gnome-keyring run of the suites (what keysmith is measured against).
 test-secret-service-mark: secret-service-deps $(SECRET_SERVICE_VENV)/.ready

@@ -37,6 +37,7 @@ log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 summary=()
 skips=()
+failed_tests=()
 failures=0
 
 # run_suite NAME COMMAND...: runs COMMAND on its own private bus; its output goes to the terminal
@@ -54,6 +55,8 @@ run_suite() {
         summary+=("FAILED  $name (exit $status): ${line:-see its output above}")
         failures=$((failures + 1))
     fi
+    while IFS= read -r test; do failed_tests+=("$name: $test"); done \
+        < <(grep -E '^failed: |^FAILED .*::|^not ok ' "$log/$name" | sed 's/^failed: //; s/^FAILED //; s/^not ok //')
     while IFS= read -r skipped; do skips+=("$name: $skipped"); done \
         < <(grep -E '^skipped: |^SKIPPED ' "$log/$name" | sed 's/^skipped: //; s/^SKIPPED //')
 }
@@ -81,6 +84,10 @@ done
 echo
 echo "=== Secret Service suites against $server"
 printf '%s\n' "${summary[@]}"
+if [ ${#failed_tests[@]} -gt 0 ]; then
+    echo "failed tests:"
+    printf '  %s\n' "${failed_tests[@]}"
+fi
 if [ ${#skips[@]} -gt 0 ]; then
     echo "skipped tests (with the reason their suite gives):"
     printf '  %s\n' "${skips[@]}"

@@ -69,7 +69,12 @@ def main() -> int:
     result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
     for test, reason in result.skipped:
         print(f"skipped: {test.id()}: {reason}")
-    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+    # A test whose body and tearDown both fail is reported twice: count tests, not reports.
+    failing = {test.id() for test, _ in result.failures + result.errors} | {
+        test.id() for test in result.unexpectedSuccesses}
+    for test_id in sorted(failing):
+        print(f"failed: {test_id}")
+    failed = len(failing)
     skipped = len(result.skipped)
     passed = result.testsRun - failed - skipped - len(result.expectedFailures)
     print(f"secretstorage ({algorithm}): {passed} passed, {failed} failed, {skipped} skipped")
