@@ -4,6 +4,7 @@
 #     algorithm (a fallback to plain fails) and once with plain
 #   keyring's BackendBasicTests on its SecretService backend (default and session collections)
 #   both session algorithms crossed, closed and departed sessions, the default alias (pytest)
+#   bad input: unknown object paths, wrong signatures, a huge attribute, another client's session (pytest)
 #   secret-tool store/lookup/search/clear, and with keysmith the keysmith tool both ways
 #
 # Usage: run-outside-suites.sh SERVER [BIN_DIR]
@@ -12,7 +13,7 @@
 # Environment: SECRET_SERVICE_VENV (default .build/secret-service-venv: a virtual environment with
 # Tests/SecretService/requirements.txt installed), SECRETSTORAGE_SOURCE (the unpacked source
 # release; default .build/secretstorage-src/secretstorage-<version>), SUITES (default: all of
-# "secretstorage-dh secretstorage-plain keyring algorithms secret-tool").
+# "secretstorage-dh secretstorage-plain keyring algorithms bad-input secret-tool").
 #
 # Prints each suite's output, then a summary with one line per suite and every skipped test with
 # its reason. Exit status 0 when no suite failed.
@@ -25,7 +26,7 @@ root=$(cd "$here/../.." && pwd)
 venv=${SECRET_SERVICE_VENV:-$root/.build/secret-service-venv}
 version=$(sed -n 's/^secretstorage==//p' "$here/requirements.txt")
 source_dir=${SECRETSTORAGE_SOURCE:-$root/.build/secretstorage-src/secretstorage-$version}
-suites=${SUITES:-secretstorage-dh secretstorage-plain keyring algorithms secret-tool}
+suites=${SUITES:-secretstorage-dh secretstorage-plain keyring algorithms bad-input secret-tool}
 python=$venv/bin/python
 
 [ -x "$python" ] || { echo "run-outside-suites.sh: no virtual environment at $venv (make test-secret-service makes it)" >&2; exit 2; }
@@ -70,6 +71,8 @@ for suite in $suites; do
             run_suite keyring "$python" -m pytest "${pytest_args[@]}" "$here/python/test_keyring_secret_service.py" ;;
         algorithms)
             run_suite algorithms "$python" -m pytest "${pytest_args[@]}" "$here/python/test_session_algorithms.py" ;;
+        bad-input)
+            run_suite bad-input "$python" -m pytest "${pytest_args[@]}" "$here/python/test_bad_input.py" ;;
         secret-tool)
             if command -v secret-tool >/dev/null; then
                 run_suite secret-tool "$here/secret-tool-interop.sh"
