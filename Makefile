@@ -291,8 +291,10 @@ $(SECRET_SERVICE_VENV)/.ready: Tests/SecretService/requirements.txt
 
 ## test-secret-service: keysmith secret-service on private buses: secretstorage's own test suite (dh and
 ## plain sessions), keyring's BackendBasicTests on its SecretService backend, both session algorithms,
-## secret-tool store/lookup/search/clear and interop with the keysmith tool, the command line (ready line,
-## a second server refused, --replace, SIGTERM, the bus going away); the same suites against gnome-keyring
+## secret-tool store/lookup/search/clear and interop with the keysmith tool, bad input, the command line (ready
+## line, a second server refused, --replace, SIGTERM, the bus going away), the lock state (keysmith lock and
+## unlock seen through the bus, PropertiesChanged, the Unlock prompt with and without KEYSMITH_ASKPASS);
+## the same suites against gnome-keyring
 ## first (the mark); then the activation file and user unit (test-secret-service-packaging).
 ## KEYSMITH_TEST_TOOLS=DIR tests the keysmith and keysmith-secret-service in DIR instead of the debug build.
 test-secret-service: secret-service-deps $(SECRET_SERVICE_VENV)/.ready
@@ -305,6 +307,7 @@ test-secret-service: secret-service-deps $(SECRET_SERVICE_VENV)/.ready
 		SECRETSTORAGE_SOURCE="$(CURDIR)/$(SECRETSTORAGE_SOURCE)" Tests/SecretService/run-outside-suites.sh keysmith "$$tools" \
 			|| failed="$$failed outside-suites"; \
 		Tests/SecretService/command-line-test.sh "$$tools" || failed="$$failed command-line"; \
+		Tests/SecretService/lock-test.sh "$$tools" || failed="$$failed lock"; \
 		$(MAKE) --no-print-directory test-secret-service-packaging || failed="$$failed packaging"; \
 		if [ -n "$$failed" ]; then echo "test-secret-service: failed:$$failed"; exit 1; fi
 
