@@ -57,10 +57,11 @@ public struct DiffieHellmanTransfer: SecretTransferCipher {
     }
 
     /// The agreement for one private exponent, or nil when the shared secret's first byte is
-    /// zero. Clients disagree on how to write such a secret: python-secretstorage, and libsecret
-    /// since 2026, pad it to 128 bytes; older libsecret and gnome-keyring write it without the
-    /// leading zero bytes, and so derive another key. The service draws another exponent
-    /// instead, so every client derives the same key as the service, whichever way it writes it.
+    /// zero. Clients disagree on how to write such a secret: python-secretstorage, libsecret
+    /// since 0.18.6 and gnome-keyring since 3.27.2 pad it to 128 bytes; earlier libsecret and
+    /// gnome-keyring (before 2017) write it without its leading zero bytes, and so derive
+    /// another key. The service draws another exponent instead, so every client derives the same
+    /// key as the service, whichever way it writes it.
     private static func agree(
         clientKey: LibcryptoNumber, privateExponent: LibcryptoNumber
     ) throws(SecretServiceError) -> (DiffieHellmanTransfer, [UInt8])? {

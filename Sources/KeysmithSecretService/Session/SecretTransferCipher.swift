@@ -2,17 +2,24 @@
 /// algorithm, negotiated by `OpenSession`. With `plain` they travel as they are; with
 /// `dh-ietf1024-sha256-aes128-cbc-pkcs7` each is AES-128-CBC encrypted under a key the two sides
 /// agreed on with Diffie-Hellman.
+///
+/// A cipher is a value the service keeps with its session and may use from several calls at
+/// once. The Diffie-Hellman cipher's key is zeroed when the last copy of the value goes: drop
+/// the session's cipher when the session is closed or its client leaves the bus.
 public protocol SecretTransferCipher: Sendable {
     /// The algorithm's name as `OpenSession` takes it.
     var algorithm: String { get }
 
     /// The secret a client sent: the `parameters` and `value` fields of its `Secret` struct.
+    /// - Returns: The secret's bytes (the caller keeps them no longer than it needs them).
     /// - Throws: `SecretServiceError.invalidArguments` when they cannot be opened in this session
-    ///   (wrong padding, wrong parameter length, encrypted for another session).
+    ///   (wrong padding, wrong parameter length, encrypted for another session). The error's
+    ///   message is the same whatever the cause, and never holds the secret.
     func open(parameters: [UInt8], value: [UInt8]) throws(SecretServiceError) -> [UInt8]
 
     /// A secret prepared for the client: the `parameters` and `value` fields of the `Secret`
-    /// struct to send.
+    /// struct to send (for the Diffie-Hellman algorithm, a fresh IV and the ciphertext).
+    /// - Throws: `SecretServiceError.failed` when the cryptographic library fails.
     func seal(_ secret: [UInt8]) throws(SecretServiceError) -> (parameters: [UInt8], value: [UInt8])
 }
 
@@ -48,8 +55,9 @@ public enum SessionAlgorithm {
     ///   - algorithm: The algorithm the client asked for.
     ///   - input: The client's `input` variant.
     /// - Returns: The session's cipher, and what to answer in `output`.
-    /// - Throws: `notSupported` for an unknown algorithm, `invalidArguments` for input that does
-    ///   not fit the algorithm.
+    /// - Throws: `notSupported` for an unknown algorithm (the client may then try `plain`, as
+    ///   secretstorage does), `invalidArguments` for input that does not fit the algorithm (a
+    ///   variant of another type, a public key outside the Diffie-Hellman group).
     public static func negotiate(
         algorithm: String, input: SessionInput
     ) throws(SecretServiceError) -> (cipher: any SecretTransferCipher, output: SessionOutput) {

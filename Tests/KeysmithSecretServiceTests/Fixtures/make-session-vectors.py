@@ -125,8 +125,8 @@ emit("serviceSecret", "A 32-byte secret the service encrypts (whole blocks: PKCS
 emit("serviceIV", "The IV the service is given for it.", service_iv)
 emit("serviceValue", "The AES-128-CBC ciphertext the client expects.", service_value)
 
-# libsecret before its 2026 fix, and gnome-keyring, write numbers without leading zero bytes.
-# A client public key whose 128-byte form starts with a zero byte arrives as 127 bytes from them
+# libsecret (its libgcrypt backend) writes public keys without leading zero bytes. A client
+# public key whose 128-byte form starts with a zero byte arrives as 127 bytes or fewer from it
 # and as 128 from secretstorage: both are the same number.
 label_index = 0
 while True:
@@ -145,7 +145,7 @@ emit("shortClientServiceValue", "serviceSecret encrypted under that key with ser
      aes_cbc_encrypt(short_key, service_iv, service_secret))
 
 # A service exponent whose shared secret with the client starts with a zero byte: a client that
-# strips it (older libsecret) and one that keeps it (secretstorage, libsecret today) derive
+# strips it (libsecret before 0.18.6, gnome-keyring before 3.27.2) and one that keeps it (the rest) derive
 # different keys, so the service never uses such an exponent.
 label_index = 0
 while True:
