@@ -8,12 +8,13 @@ SWIFT_FLAGS ?=
 # authenticators. Tests only: db5.3-util (the PAM tests' pam_userdb database), and fprintd,
 # dbus-daemon and python3-dbusmock (the fingerprint tests run fprintd with libfprint's virtual
 # reader on a private bus, with a polkit stand-in; never the machine's system bus); keyutils
-# (keyctl: a test shares a session keyring between two uids).
+# (keyctl: a test shares a session keyring between two uids). libsecret-tools: secret-tool, the
+# Secret Service tests' client (python3-dbus, from python3-dbusmock, is the other).
 # libtss2-dev, swtpm, swtpm-tools: the TPM key store (its tests run software TPMs on loopback;
 # tpm2-tools only checks from outside).
 APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config gcc etcd-server etcd-client openssl \
 	libpam0g-dev libsystemd-dev db5.3-util fprintd dbus-daemon python3-dbusmock libcurl4-openssl-dev keyutils \
-	libtss2-dev swtpm swtpm-tools tpm2-tools
+	libtss2-dev swtpm swtpm-tools tpm2-tools libsecret-tools
 BREW_PACKAGES := sqlite libsodium pkg-config etcd
 # bench only: libsecret (headers for .build/secret-bench, secret-tool) and gnome-keyring with
 # dbus-run-session, to compare with; `make test` does not need them.

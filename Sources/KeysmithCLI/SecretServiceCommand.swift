@@ -8,11 +8,7 @@ import Musl
 import Darwin
 #endif
 
-#if canImport(Security)
-import Security
-#else
 import KeychainServices
-#endif
 
 // `keysmith secret-service`: the freedesktop Secret Service over this keychain. The server
 // (sd-bus, libcrypto) is `keysmith-secret-service`, installed beside `keysmith`; this process

@@ -82,9 +82,14 @@ public enum SecretServiceCommandLine {
 
     private static func serve(address: String?, replace: Bool) -> Int32 {
         signal(SIGPIPE, SIG_IGN)
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
         for number in [SIGTERM, SIGINT] {
             signal(number) { _ in stopRequested.store(true, ordering: .relaxed) }
+            sigaddset(&unblocked, number)
         }
+        // A parent may start this process with the signals blocked (they are inherited).
+        pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
         if address == nil, ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"].map({ $0.isEmpty }) ?? true {
             say("there is no session bus (DBUS_SESSION_BUS_ADDRESS is not set); run it inside a desktop session, under dbus-run-session, or with --bus-address.")
             return 1
