@@ -8,12 +8,13 @@ SWIFT_FLAGS ?=
 # authenticators. Tests only: db5.3-util (the PAM tests' pam_userdb database), and fprintd,
 # dbus-daemon and python3-dbusmock (the fingerprint tests run fprintd with libfprint's virtual
 # reader on a private bus, with a polkit stand-in; never the machine's system bus); keyutils
-# (keyctl: a test shares a session keyring between two uids).
+# (keyctl: a test shares a session keyring between two uids). libsecret-tools: secret-tool, the
+# Secret Service tests' client (python3-dbus, from python3-dbusmock, is the other).
 # libtss2-dev, swtpm, swtpm-tools: the TPM key store (its tests run software TPMs on loopback;
 # tpm2-tools only checks from outside).
 APT_PACKAGES := libsqlite3-dev libsodium-dev libkeyutils-dev pkg-config gcc etcd-server etcd-client openssl \
 	libpam0g-dev libsystemd-dev db5.3-util fprintd dbus-daemon python3-dbusmock libcurl4-openssl-dev keyutils \
-	libtss2-dev swtpm swtpm-tools tpm2-tools
+	libtss2-dev swtpm swtpm-tools tpm2-tools libsecret-tools
 BREW_PACKAGES := sqlite libsodium pkg-config etcd
 # bench only: libsecret (headers for .build/secret-bench, secret-tool) and gnome-keyring with
 # dbus-run-session, to compare with; `make test` does not need them.
@@ -36,6 +37,11 @@ PREFIX ?= /usr/local
 # keysmith-fleet beside it (keysmith runs it for the fleet commands), and the git and Docker
 # credential helpers.
 INSTALLED_EXECUTABLES := keysmith keysmith-fleet git-credential-keysmith docker-credential-keysmith
+# On Linux also keysmith-secret-service (`keysmith secret-service` runs it), with its D-Bus activation
+# file and systemd user unit (see "The Secret Service" below).
+ifeq ($(shell uname),Linux)
+INSTALLED_EXECUTABLES += keysmith-secret-service
+endif
 # The Python keyring backend's tests run in this virtual environment (keyring from PyPI),
 # kept under .build so reruns are quick; it is rebuilt when bindings/python/pyproject.toml changes.
 PYTHON ?= python3
@@ -73,8 +79,9 @@ test: deps
 	@# Every test uses Swift Testing: --disable-xctest skips XCTest's empty "Executed 0 tests" run.
 	home=$$(mktemp -d) && KEYSMITH_HOME=$$home $(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS); status=$$?; rm -rf "$$home"; exit $$status
 	@# Apple platforms cannot be built here: build Keysmith and the tool against only what Security also provides.
-	@# (keysmith contains Keysmith and the CLI, keysmith-fleet also KeysmithEtcd; then the credential helpers.)
-	for product in $(INSTALLED_EXECUTABLES); do \
+	@# (keysmith contains Keysmith and the CLI, keysmith-fleet also KeysmithEtcd; then the credential helpers.
+	@# keysmith-secret-service is Linux only: sd-bus and libcrypto.)
+	for product in $(filter-out keysmith-secret-service,$(INSTALLED_EXECUTABLES)); do \
 		$(SWIFT) build $(SWIFT_FLAGS) --scratch-path "$(CURDIR)/.build/apple-surface" -Xswiftc -DKEYSMITH_APPLE_SURFACE --product $$product || exit 1; \
 	done
 	@# A package whose keychain code imports only Foundation, with KeychainServices imported by one setting.
@@ -95,6 +102,7 @@ test: deps
 	@$(MAKE) --no-print-directory test-installed
 	@$(MAKE) --no-print-directory test-c
 	@$(MAKE) --no-print-directory test-node
+	@$(MAKE) --no-print-directory test-secret-service
 
 ## test-python: the keyring backend's tests (bindings/python), against the built keysmith.
 test-python: $(PYTHON_VENV)/.ready
@@ -131,10 +139,12 @@ install:
 	install -d "$(DESTDIR)$(PREFIX)/bin"
 	bin="$$($(SWIFT) build -c release $(SWIFT_FLAGS) $(STATIC_BUILD) --show-bin-path)" && \
 		for product in $(INSTALLED_EXECUTABLES); do install -m 0755 "$$bin/$$product" "$(DESTDIR)$(PREFIX)/bin/$$product" || exit 1; done
+	@$(MAKE) --no-print-directory install-secret-service-files
 
 ## uninstall: removes what install put in $(PREFIX)/bin.
 uninstall:
 	for product in $(INSTALLED_EXECUTABLES); do rm -f "$(DESTDIR)$(PREFIX)/bin/$$product"; done
+	@$(MAKE) --no-print-directory uninstall-secret-service-files
 
 ## demo: walkthroughs with the keysmith tool on temporary keychains: the keychain items first
 ## (add, find, lock, the read refused, unlock), then an app's keys (lookup and rotation).
@@ -164,6 +174,7 @@ bench:
 	SECRET_BENCH="$(CURDIR)/.build/secret-bench" KEYSMITH_CLI="$$static/keysmith" KEYSMITH_EMPTY="$$static/keysmith-empty" \
 		"$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)/keysmith-bench" --write-docs docs/BENCHMARKS.md
 	@$(MAKE) --no-print-directory bench-credential-helpers
+	@$(MAKE) --no-print-directory bench-secret-service
 
 ## bench-credential-helpers: whole-process `git credential fill` with git-credential-keysmith (built
 ## as make install ships it), git's plaintext store helper and git-credential-libsecret on
@@ -244,3 +255,91 @@ test-node: node
 	bin="$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)" && home=$$(mktemp -d) && \
 		KEYSMITH_HOME=$$home KEYSMITH_EXECUTABLE="$$bin/keysmith" SECURESTORE_INTEROP="$$bin/securestore-interop" \
 		node --test $(NODE_DIR)/test/*.test.js; status=$$?; rm -rf "$$home"; exit $$status
+
+# ---------------------------------------------------------------------------------------------
+# The Secret Service (keysmith secret-service): its tests on private buses, its activation file
+# and systemd user unit, and its benchmark against gnome-keyring.
+# Every test starts its own dbus-daemon (Tests/SecretService/with-private-bus.sh), never the
+# machine's session bus. gnome-keyring is the mark the same suites run against; secret-tool
+# (libsecret-tools) is the libsecret client; libssl-dev is the DH session's libcrypto.
+SECRET_SERVICE_APT_PACKAGES := dbus-daemon dbus-bin libsecret-tools gnome-keyring libssl-dev
+APT_PACKAGES += libssl-dev
+BUILD_APT_PACKAGES += libssl-dev
+STATIC_APT_PACKAGES += libssl-dev
+BENCH_APT_PACKAGES += libssl-dev
+SECRET_SERVICE_VENV := .build/secret-service-venv
+SECRETSTORAGE_VERSION := $(shell sed -n 's/^secretstorage==//p' Tests/SecretService/requirements.txt)
+SECRETSTORAGE_SOURCE := .build/secretstorage-src/secretstorage-$(SECRETSTORAGE_VERSION)
+DBUS_SERVICES_DIR := $(PREFIX)/share/dbus-1/services
+SYSTEMD_USER_DIR := $(PREFIX)/lib/systemd/user
+.PHONY: test-secret-service test-secret-service-mark test-secret-service-packaging install-secret-service-files \
+	uninstall-secret-service-files bench-secret-service secret-service-deps
+
+secret-service-deps:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(SECRET_SERVICE_APT_PACKAGES)"
+
+# The outside suites' packages (pinned in Tests/SecretService/requirements.txt) and secretstorage's
+# source release of the same version, whose tests/ is its own test suite.
+$(SECRET_SERVICE_VENV)/.ready: Tests/SecretService/requirements.txt
+	rm -rf $(SECRET_SERVICE_VENV) .build/secretstorage-src
+	$(PYTHON) -m venv $(SECRET_SERVICE_VENV) || { $(SUDO) apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(SECRET_SERVICE_VENV); }
+	$(SECRET_SERVICE_VENV)/bin/python -m pip install -q --disable-pip-version-check -r Tests/SecretService/requirements.txt
+	mkdir -p .build/secretstorage-src
+	$(SECRET_SERVICE_VENV)/bin/python -m pip download -q --disable-pip-version-check --no-binary :all: --no-deps \
+		-d .build/secretstorage-src secretstorage==$(SECRETSTORAGE_VERSION)
+	tar -xzf .build/secretstorage-src/secretstorage-$(SECRETSTORAGE_VERSION).tar.gz -C .build/secretstorage-src
+	touch $@
+
+## test-secret-service: keysmith secret-service on private buses: secretstorage's own test suite (dh and
+## plain sessions), keyring's BackendBasicTests on its SecretService backend, both session algorithms,
+## secret-tool store/lookup/search/clear and interop with the keysmith tool, bad input, the command line (ready
+## line, a second server refused, --replace, SIGTERM, the bus going away), the lock state (keysmith lock and
+## unlock seen through the bus, PropertiesChanged, the Unlock prompt with and without KEYSMITH_ASKPASS);
+## the same suites against gnome-keyring
+## first (the mark); then the activation file and user unit (test-secret-service-packaging).
+## KEYSMITH_TEST_TOOLS=DIR tests the keysmith and keysmith-secret-service in DIR instead of the debug build.
+test-secret-service: secret-service-deps $(SECRET_SERVICE_VENV)/.ready
+	SECRETSTORAGE_SOURCE="$(CURDIR)/$(SECRETSTORAGE_SOURCE)" Tests/SecretService/run-outside-suites.sh gnome-keyring
+	@if [ -z "$(KEYSMITH_TEST_TOOLS)" ]; then \
+		$(SWIFT) build $(SWIFT_FLAGS) --product keysmith && $(SWIFT) build $(SWIFT_FLAGS) --product keysmith-secret-service || exit 1; \
+	fi
+	@# Every part runs, and the target fails at the end when one did.
+	tools="$(KEYSMITH_TEST_TOOLS)"; [ -n "$$tools" ] || tools="$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)"; failed=""; \
+		SECRETSTORAGE_SOURCE="$(CURDIR)/$(SECRETSTORAGE_SOURCE)" Tests/SecretService/run-outside-suites.sh keysmith "$$tools" \
+			|| failed="$$failed outside-suites"; \
+		Tests/SecretService/command-line-test.sh "$$tools" || failed="$$failed command-line"; \
+		Tests/SecretService/lock-test.sh "$$tools" || failed="$$failed lock"; \
+		$(MAKE) --no-print-directory test-secret-service-packaging || failed="$$failed packaging"; \
+		if [ -n "$$failed" ]; then echo "test-secret-service: failed:$$failed"; exit 1; fi
+
+## test-secret-service-mark: only the gnome-keyring run of the suites (what keysmith is measured against).
+test-secret-service-mark: secret-service-deps $(SECRET_SERVICE_VENV)/.ready
+	SECRETSTORAGE_SOURCE="$(CURDIR)/$(SECRETSTORAGE_SOURCE)" Tests/SecretService/run-outside-suites.sh gnome-keyring
+
+## test-secret-service-packaging: `make install` into a temporary PREFIX puts the activation file and the
+## user unit in place with that PREFIX's paths, `make uninstall` removes them, and a client's call on a
+## private bus whose service directory is the installed one starts keysmith secret-service.
+test-secret-service-packaging: secret-service-deps
+	Tests/SecretService/packaging-test.sh
+
+## install-secret-service-files: the D-Bus activation file and the systemd user unit (Linux; part of install).
+install-secret-service-files:
+	@if [ "$$(uname)" = "Linux" ]; then \
+		install -d "$(DESTDIR)$(DBUS_SERVICES_DIR)" "$(DESTDIR)$(SYSTEMD_USER_DIR)" && \
+		sed 's|@PREFIX@|$(PREFIX)|g' packaging/dbus/org.freedesktop.secrets.service.in > "$(DESTDIR)$(DBUS_SERVICES_DIR)/org.freedesktop.secrets.service" && \
+		sed 's|@PREFIX@|$(PREFIX)|g' packaging/systemd/keysmith-secret-service.service.in > "$(DESTDIR)$(SYSTEMD_USER_DIR)/keysmith-secret-service.service" && \
+		chmod 0644 "$(DESTDIR)$(DBUS_SERVICES_DIR)/org.freedesktop.secrets.service" "$(DESTDIR)$(SYSTEMD_USER_DIR)/keysmith-secret-service.service" && \
+		echo "installed $(DESTDIR)$(DBUS_SERVICES_DIR)/org.freedesktop.secrets.service and $(DESTDIR)$(SYSTEMD_USER_DIR)/keysmith-secret-service.service"; \
+	fi
+
+## uninstall-secret-service-files: removes what install-secret-service-files put in place.
+uninstall-secret-service-files:
+	rm -f "$(DESTDIR)$(DBUS_SERVICES_DIR)/org.freedesktop.secrets.service" "$(DESTDIR)$(SYSTEMD_USER_DIR)/keysmith-secret-service.service"
+
+## bench-secret-service: `secret-tool lookup` and SearchItems + GetSecrets through the bus, keysmith
+## secret-service (as make install ships it) against gnome-keyring, same run; writes
+## docs/SECRET_SERVICE_BENCHMARKS.md. RUNS=N sets the number of timed runs (default 200).
+bench-secret-service: secret-service-deps $(SECRET_SERVICE_VENV)/.ready
+	for product in keysmith keysmith-secret-service; do $(SWIFT) build -c release $(SWIFT_FLAGS) $(STATIC_BUILD) --product $$product || exit 1; done
+	Benchmarks/secret-service/secret-service-bench.sh \
+		"$$($(SWIFT) build -c release $(SWIFT_FLAGS) $(STATIC_BUILD) --show-bin-path)" docs/SECRET_SERVICE_BENCHMARKS.md

@@ -134,7 +134,7 @@ public final class CommandInvocation {
 public enum CommandRegistry {
     /// Every command, in the order `keysmith help` lists them within their groups.
     public static let commands: [Command] =
-        ItemCommands.all + RetrievalCommands.all + FleetCommands.all + KeychainStateCommands.all + MacOSKeychainCommands.all
+        ItemCommands.all + RetrievalCommands.all + FleetCommands.all + KeychainStateCommands.all + SecretServiceCommand.all + MacOSKeychainCommands.all
         + [DemoCommand.command, HelpCommand.command]
 
     /// The command with this name, if there is one.

@@ -205,6 +205,11 @@ public enum KeysmithCommandLine {
             case .unavailable: throw FleetCommands.unavailable
             }
         }
+        if SecretServiceCommand.isSecretService(command) {
+            // The server is keysmith-secret-service beside this executable (it links sd-bus).
+            guard case .separateExecutable(let processArguments) = fleet else { throw SecretServiceCommand.unavailable }
+            throw SecretServiceCommand.executeServer(processArguments)
+        }
         let settings = try GlobalSettings(arguments: arguments, environment: environment, usageLine: command.usageLine)
         output.json = settings.json
         output.quiet = settings.quiet

@@ -143,9 +143,17 @@ private let auditCommand = Command(
         + "\"consulted\"}.\n\n"
         + "Examples:\n\n"
         + "  keysmith audit --config Keys.plist\n"
-        + "  keysmith audit --config Keys.plist --env-prefix XY --json | jq '.warnings'",
-    options: RetrievalOptions.sourceOptions
+        + "  keysmith audit --config Keys.plist --env-prefix XY --json | jq '.warnings'\n\n"
+        + "With --secret-service, instead: which Secret Service clients (keysmith secret-service) read which items' "
+        + "secrets (time, process id, executable, collection, service, account, label; never the secret), latest last. "
+        + "With --json: {\"keychain\", \"count\", \"reads\": [{\"time\", \"pid\", \"executable\", \"collection\", "
+        + "\"item\", \"method\", \"service\", \"account\", \"label\"}]}.",
+    options: RetrievalOptions.sourceOptions + [SecretServiceCommand.auditOption]
 ) { invocation throws(CommandLineError) in
+    if invocation.arguments.contains("secret-service") {
+        try SecretServiceCommand.showReads(invocation)
+        return
+    }
     let setup = try RetrievalSetup(invocation)
     let output = invocation.output
     let audit: KeyAudit

@@ -1,4 +1,6 @@
-// keysmith-secret-service: `keysmith secret-service` runs this executable, installed beside keysmith.
+// keysmith-secret-service: `keysmith secret-service` runs this executable, installed beside
+// keysmith. It serves the freedesktop Secret Service on the session bus over the keychain.
+import Foundation
 import KeysmithSecretService
 
-print("keysmith secret-service: not built yet")
+exit(SecretServiceCommandLine.run(CommandLine.arguments))
