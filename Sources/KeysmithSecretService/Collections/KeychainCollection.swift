@@ -48,15 +48,42 @@ public final class KeychainCollection: SecretCollection {
     /// Locked exactly when the keychain's items accessible when unlocked (class A) are.
     public var isLocked: Bool { KeychainEnvironment.lockState != .unlocked }
 
-    public func setLabel(_ label: String) throws(SecretServiceError) {
-        guard let metadataAccount else {
-            throw .notSupported("the login collection's label is fixed.")
-        }
+    /// The group of the item that holds the login collection's label (it is not one of the
+    /// login collection's items).
+    static let serviceMetadataGroup = "keysmith.secret-service"
+
+    /// Where this collection's description lives: group and account.
+    private var metadataLocation: (group: String, account: String) {
+        if let metadataAccount { return (accessGroup, metadataAccount) }
+        return (Self.serviceMetadataGroup, identifier)
+    }
+
+    /// The label kept for the login collection, if one was set.
+    static func storedLoginLabel() -> String? {
         let query: [String: Any] = [
-            kSecClass as String: kSecClassGenericPassword, kSecAttrAccessGroup as String: accessGroup,
-            kSecAttrService as String: Self.collectionMetadataService, kSecAttrAccount as String: metadataAccount,
+            kSecClass as String: kSecClassGenericPassword, kSecAttrAccessGroup as String: serviceMetadataGroup,
+            kSecAttrService as String: collectionMetadataService, kSecAttrAccount as String: "login",
+            kSecReturnAttributes as String: kCFBooleanTrue as Any,
         ]
-        let status = SecItemUpdate(query as CFDictionary, [kSecAttrLabel as String: label] as CFDictionary)
+        var result: AnyObject?
+        guard SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess, let item = result as? [String: Any] else { return nil }
+        return item[kSecAttrLabel as String] as? String
+    }
+
+    public func setLabel(_ label: String) throws(SecretServiceError) {
+        let (group, account) = metadataLocation
+        let query: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrAccessGroup as String: group,
+            kSecAttrService as String: Self.collectionMetadataService, kSecAttrAccount as String: account,
+        ]
+        var status = SecItemUpdate(query as CFDictionary, [kSecAttrLabel as String: label] as CFDictionary)
+        if status == errSecItemNotFound {
+            var add = query
+            add[kSecAttrLabel as String] = label
+            add[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlock
+            add[kSecValueData as String] = Data()
+            status = SecItemAdd(add as CFDictionary, nil)
+        }
         guard status == errSecSuccess else { throw Self.failure(status, "the collection's label could not be changed") }
         self.label = label
     }
