@@ -243,10 +243,12 @@ public final class KeychainCollection: SecretCollection {
         add[kSecAttrLabel as String] = label
         add[kSecAttrGeneric as String] = record.encoded
         add[kSecAttrAccessible as String] = kSecAttrAccessibleWhenUnlocked
-        add[kSecValueData as String] = Data(secret.bytes)
         add[kSecReturnPersistentRef as String] = kCFBooleanTrue
         var result: AnyObject?
-        let status = SecItemAdd(add as CFDictionary, &result)
+        let status = Self.withSecretData(secret.bytes) { data in
+            add[kSecValueData as String] = data
+            return SecItemAdd(add as CFDictionary, &result)
+        }
         if status == errSecDuplicateItem {
             // Keysmith keeps one item per service and account: that item becomes this one.
             guard let existing = try list([kSecAttrService as String: service, kSecAttrAccount as String: account]).first else {
@@ -273,8 +275,10 @@ public final class KeychainCollection: SecretCollection {
         if let record { changes[kSecAttrGeneric as String] = record.encoded }
         if let service { changes[kSecAttrService as String] = service }
         if let account { changes[kSecAttrAccount as String] = account }
-        if let secret { changes[kSecValueData as String] = Data(secret) }
-        let status = SecItemUpdate(query as CFDictionary, changes as CFDictionary)
+        let status = Self.withSecretData(secret ?? []) { data in
+            if secret != nil { changes[kSecValueData as String] = data }
+            return SecItemUpdate(query as CFDictionary, changes as CFDictionary)
+        }
         switch status {
         case errSecSuccess: return
         case errSecItemNotFound: throw .noSuchObject("there is no such item in the \(self.label) collection.")
@@ -357,6 +361,15 @@ public final class KeychainCollection: SecretCollection {
         ]
         let status = SecItemDelete(query as CFDictionary)
         guard status == errSecSuccess || status == errSecItemNotFound else { throw Self.failure(status, "the collection could not be deleted") }
+    }
+
+    /// Runs `body` with the secret as `NSData` over the caller's own bytes, not a copy: the
+    /// engine copies it once into its zeroing buffer, and the caller zeroes its bytes.
+    private static func withSecretData<Result>(_ bytes: [UInt8], _ body: (NSData) -> Result) -> Result {
+        bytes.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress, buffer.count > 0 else { return body(NSData()) }
+            return body(NSData(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), length: buffer.count, freeWhenDone: false))
+        }
     }
 
     // MARK: Identifiers
