@@ -41,7 +41,9 @@ public enum SecretServiceCommandLine {
     /// - Returns: The exit status: 0 when stopped by a signal or when the bus went away, 1 on failure, 2 on bad usage.
     public static func run(_ processArguments: [String]) -> Int32 {
         var arguments = Array(processArguments.dropFirst())
-        if let first = arguments.first, ObjectPath.same(first, "secret-service") { arguments.removeFirst() }
+        // `keysmith [global options] secret-service [options]` arrives as it was typed: the
+        // command word may follow global options (--keychain DIRECTORY, --quiet, --json).
+        if let word = arguments.firstIndex(where: { ObjectPath.same($0, "secret-service") }) { arguments.remove(at: word) }
         var replace = false
         var address: String?
         var index = 0
@@ -54,6 +56,8 @@ public enum SecretServiceCommandLine {
             }
             if ObjectPath.same(argument, "--replace") {
                 replace = true
+            } else if ["--quiet", "-q", "--json"].contains(where: { ObjectPath.same($0, argument) }) {
+                // Global options of the keysmith tool that change nothing here.
             } else if ObjectPath.same(argument, "--help") || ObjectPath.same(argument, "-h") {
                 print(help)
                 return 0

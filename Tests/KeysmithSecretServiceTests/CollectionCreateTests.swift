@@ -63,3 +63,28 @@ struct CollectionCreateTests {
         #expect(try fixture.keysmith(["find-generic-password", "-s", "work-svc", "-a", "w"]).status == 44)
     }
 }
+
+/// The login collection's label.
+@Suite("Secret Service login collection label")
+struct CollectionLoginLabelTests {
+    @Test("the login collection's Label is writable and kept across a restart, outside its items")
+    func loginLabel() throws {
+        let fixture = try BusFixture()
+        try fixture.startServer()
+        #expect(try fixture.secretTool(["store", "--label=One", "service", "one", "account", "1"], input: "1").status == 0)
+        let renamed = try fixture.python("""
+            login = BASE + "/collection/login"
+            print(prop(login, "org.freedesktop.Secret.Collection", "Label"))
+            iface(login, "org.freedesktop.DBus.Properties").Set("org.freedesktop.Secret.Collection", "Label", dbus.String("My keyring", variant_level=1))
+            print(prop(login, "org.freedesktop.Secret.Collection", "Label"), len(prop(login, "org.freedesktop.Secret.Collection", "Items")))
+            """)
+        #expect(renamed.output == "Login\nMy keyring 1\n", "\(renamed)")
+        #expect(try fixture.stopServer() == 0)
+        try fixture.startServer()
+        let again = try fixture.python("""
+            login = BASE + "/collection/login"
+            print(prop(login, "org.freedesktop.Secret.Collection", "Label"), len(prop(login, "org.freedesktop.Secret.Collection", "Items")))
+            """)
+        #expect(again.output == "My keyring 1\n", "\(again)")
+    }
+}

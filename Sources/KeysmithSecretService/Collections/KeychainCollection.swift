@@ -48,15 +48,42 @@ public final class KeychainCollection: SecretCollection {
     /// Locked exactly when the keychain's items accessible when unlocked (class A) are.
     public var isLocked: Bool { KeychainEnvironment.lockState != .unlocked }
 
-    public func setLabel(_ label: String) throws(SecretServiceError) {
-        guard let metadataAccount else {
-            throw .notSupported("the login collection's label is fixed.")
-        }
+    /// The group of the item that holds the login collection's label (it is not one of the
+    /// login collection's items).
+    static let serviceMetadataGroup = "keysmith.secret-service"
+
+    /// Where this collection's description lives: group and account.
+    private var metadataLocation: (group: String, account: String) {
+        if let metadataAccount { return (accessGroup, metadataAccount) }
+        return (Self.serviceMetadataGroup, identifier)
+    }
+
+    /// The label kept for the login collection, if one was set.
+    static func storedLoginLabel() -> String? {
         let query: [String: Any] = [
-            kSecClass as String: kSecClassGenericPassword, kSecAttrAccessGroup as String: accessGroup,
-            kSecAttrService as String: Self.collectionMetadataService, kSecAttrAccount as String: metadataAccount,
+            kSecClass as String: kSecClassGenericPassword, kSecAttrAccessGroup as String: serviceMetadataGroup,
+            kSecAttrService as String: collectionMetadataService, kSecAttrAccount as String: "login",
+            kSecReturnAttributes as String: kCFBooleanTrue as Any,
         ]
-        let status = SecItemUpdate(query as CFDictionary, [kSecAttrLabel as String: label] as CFDictionary)
+        var result: AnyObject?
+        guard SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess, let item = result as? [String: Any] else { return nil }
+        return item[kSecAttrLabel as String] as? String
+    }
+
+    public func setLabel(_ label: String) throws(SecretServiceError) {
+        let (group, account) = metadataLocation
+        let query: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrAccessGroup as String: group,
+            kSecAttrService as String: Self.collectionMetadataService, kSecAttrAccount as String: account,
+        ]
+        var status = SecItemUpdate(query as CFDictionary, [kSecAttrLabel as String: label] as CFDictionary)
+        if status == errSecItemNotFound {
+            var add = query
+            add[kSecAttrLabel as String] = label
+            add[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlock
+            add[kSecValueData as String] = Data()
+            status = SecItemAdd(add as CFDictionary, nil)
+        }
         guard status == errSecSuccess else { throw Self.failure(status, "the collection's label could not be changed") }
         self.label = label
     }
@@ -216,10 +243,12 @@ public final class KeychainCollection: SecretCollection {
         add[kSecAttrLabel as String] = label
         add[kSecAttrGeneric as String] = record.encoded
         add[kSecAttrAccessible as String] = kSecAttrAccessibleWhenUnlocked
-        add[kSecValueData as String] = Data(secret.bytes)
         add[kSecReturnPersistentRef as String] = kCFBooleanTrue
         var result: AnyObject?
-        let status = SecItemAdd(add as CFDictionary, &result)
+        let status = Self.withSecretData(secret.bytes) { data in
+            add[kSecValueData as String] = data
+            return SecItemAdd(add as CFDictionary, &result)
+        }
         if status == errSecDuplicateItem {
             // Keysmith keeps one item per service and account: that item becomes this one.
             guard let existing = try list([kSecAttrService as String: service, kSecAttrAccount as String: account]).first else {
@@ -246,8 +275,10 @@ public final class KeychainCollection: SecretCollection {
         if let record { changes[kSecAttrGeneric as String] = record.encoded }
         if let service { changes[kSecAttrService as String] = service }
         if let account { changes[kSecAttrAccount as String] = account }
-        if let secret { changes[kSecValueData as String] = Data(secret) }
-        let status = SecItemUpdate(query as CFDictionary, changes as CFDictionary)
+        let status = Self.withSecretData(secret ?? []) { data in
+            if secret != nil { changes[kSecValueData as String] = data }
+            return SecItemUpdate(query as CFDictionary, changes as CFDictionary)
+        }
         switch status {
         case errSecSuccess: return
         case errSecItemNotFound: throw .noSuchObject("there is no such item in the \(self.label) collection.")
@@ -330,6 +361,15 @@ public final class KeychainCollection: SecretCollection {
         ]
         let status = SecItemDelete(query as CFDictionary)
         guard status == errSecSuccess || status == errSecItemNotFound else { throw Self.failure(status, "the collection could not be deleted") }
+    }
+
+    /// Runs `body` with the secret as `NSData` over the caller's own bytes, not a copy: the
+    /// engine copies it once into its zeroing buffer, and the caller zeroes its bytes.
+    private static func withSecretData<Result>(_ bytes: [UInt8], _ body: (NSData) -> Result) -> Result {
+        bytes.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress, buffer.count > 0 else { return body(NSData()) }
+            return body(NSData(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), length: buffer.count, freeWhenDone: false))
+        }
     }
 
     // MARK: Identifiers

@@ -35,7 +35,7 @@ enum KeychainCollectionDirectory {
     /// Lets this process read and write every keychain collection's access group.
     static func grantAccess(_ collections: [any SecretCollection]) {
         let groups = collections.compactMap { ($0 as? KeychainCollection)?.accessGroup }
-        KeychainEnvironment.accessGroups = groups + ["*"]
+        KeychainEnvironment.accessGroups = groups + [KeychainCollection.serviceMetadataGroup, "*"]
     }
 
     /// Makes a new collection: an identifier from the label, its access group and description.

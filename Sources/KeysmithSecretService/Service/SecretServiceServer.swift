@@ -28,8 +28,10 @@ public final class SecretServiceServer: BusMessageHandler {
     init(connection: BusConnection, readLog: BusClientReadLog?) {
         self.connection = connection
         self.readLog = readLog
+        KeychainEnvironment.accessGroups = [KeychainEnvironment.sharedAccessGroup, KeychainCollection.serviceMetadataGroup, "*"]
         let login = KeychainCollection(
-            identifier: "login", accessGroup: KeychainEnvironment.sharedAccessGroup, label: "Login", created: 0, metadataAccount: nil)
+            identifier: "login", accessGroup: KeychainEnvironment.sharedAccessGroup,
+            label: KeychainCollection.storedLoginLabel() ?? "Login", created: 0, metadataAccount: nil)
         collections = [login, MemoryCollection(identifier: "session", label: "Session")]
         KeychainCollectionDirectory.grantAccess(collections)
         collections += KeychainCollectionDirectory.created()
