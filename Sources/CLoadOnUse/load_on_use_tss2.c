@@ -199,3 +199,13 @@ TSS2_RC Esys_FlushContext(ESYS_CONTEXT *esysContext, ESYS_TR flushHandle) {
 MU_FORWARD(TPM2B_PUBLIC)
 MU_FORWARD(TPM2B_PRIVATE)
 MU_FORWARD(TPM2B_NAME)
+
+__attribute__((visibility("hidden")))
+TSS2_RC Esys_GetCapability(ESYS_CONTEXT *esysContext, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+                           TPM2_CAP capability, UINT32 property, UINT32 propertyCount, TPMI_YES_NO *moreData,
+                           TPMS_CAPABILITY_DATA **capabilityData) {
+    LOAD_ON_USE_RESOLVE(esys_library, open_esys, Esys_GetCapability)
+    return resolved_Esys_GetCapability == NULL ? TSS2_LIBRARY_MISSING
+        : resolved_Esys_GetCapability(esysContext, shandle1, shandle2, shandle3, capability, property, propertyCount,
+                                      moreData, capabilityData);
+}

@@ -97,6 +97,57 @@ struct TPM2DeviceKeyAttackTests {
         #expect(!read.stderr.contains("(device.key in the same directory)"), "the error sends a TPM keychain's user to device.key: \(read)")
     }
 
+    /// Runs a tpm2-tools program against `tpm`.
+    func tpm2Tool(_ name: String, _ arguments: [String], _ tpm: SoftwareTPM) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/" + name)
+        process.arguments = ["-T", tpm.tcti] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try waitForExit(process, seconds: 60)
+        return process.terminationStatus
+    }
+
+    /// A TPM PIN and the recovery seal are guarded only by the TPM's lockout; while the
+    /// lockout hierarchy has no authorization value (swtpm's state, and most machines'), any
+    /// program that may use the TPM resets the counter (shown here with tpm2-tools), so the
+    /// commands that make them say so, with the fix.
+    @Test func pinAndRecoverySealWarnWhileAnyProgramMayResetTheTPMLockout() throws {
+        let home = TemporaryHome()
+        let tpm = try SoftwareTPM(in: home, name: "lockout")
+        defer { tpm.stop() }
+        defer { _ = try? run(["lock", "--all"], home, tpm) }
+        let pin = ["KEYSMITH_TPM2_PIN": "4711"]
+        #expect(try run(["create", "--no-passphrase", "--key-store", "tpm2", "--tpm-pin"], home, tpm, extra: pin).status == 0)
+        for _ in 0..<3 {
+            #expect(try run(["find-generic-password", "-s", "x", "-a", "y"], home, tpm, extra: ["KEYSMITH_TPM2_PIN": "0000"]).status != 0)
+        }
+        let locked = try run(["find-generic-password", "-s", "x", "-a", "y"], home, tpm, extra: pin)
+        #expect(locked.stderr.contains("dictionary-attack lockout"), "\(locked)")
+        // The reset needs no secret while the lockout hierarchy has none: the guesses start again.
+        #expect(try tpm2Tool("tpm2_dictionarylockout", ["--clear-lockout"], tpm) == 0)
+        let reset = try run(["find-generic-password", "-s", "x", "-a", "y"], home, tpm, extra: pin)
+        #expect(!reset.stderr.contains("lockout"), "\(reset)")
+
+        let withPIN = try run(["create", "--no-passphrase", "--key-store", "tpm2", "--tpm-pin"], home, tpm,
+                              keychain: home.url.appendingPathComponent("pin"), extra: pin)
+        #expect(withPIN.status == 0, "\(withPIN)")
+        #expect(withPIN.stderr.contains("lockout") && withPIN.stderr.contains("tpm2_changeauth -c lockout"), "\(withPIN)")
+        let recovery = try run(["create", "--stdin", "--key-store", "tpm2"], home, tpm, keychain: home.url.appendingPathComponent("pcr"),
+                               standardInput: "right horse\n", extra: ["KEYSMITH_TPM2_PCRS": "16"])
+        #expect(recovery.status == 0, "\(recovery)")
+        #expect(recovery.stderr.contains("tpm2_changeauth -c lockout"), "\(recovery)")
+        let plain = try run(["create", "--no-passphrase", "--key-store", "tpm2"], home, tpm, keychain: home.url.appendingPathComponent("plain"))
+        #expect(plain.status == 0 && !plain.stderr.contains("lockout"), "nothing to guess, nothing to warn about: \(plain)")
+
+        // With a lockout authorization value, the counter holds and nothing is said.
+        #expect(try tpm2Tool("tpm2_changeauth", ["-c", "lockout", "lockout-secret"], tpm) == 0)
+        let guarded = try run(["create", "--no-passphrase", "--key-store", "tpm2", "--tpm-pin"], home, tpm,
+                              keychain: home.url.appendingPathComponent("guarded"), extra: pin)
+        #expect(guarded.status == 0 && !guarded.stderr.contains("lockout"), "\(guarded)")
+    }
+
     @Test func helpNamesTheKeyStoreAndTPMVariables() throws {
         let home = TemporaryHome()
         let help = try run(["help"], home, nil)
