@@ -3,6 +3,8 @@ import CLoadOnUse
 import Foundation
 import Testing
 
+@testable import KeychainServices
+
 /// The TPM key store from an attacker's side and a newcomer's: a copied directory with the
 /// passphrase on another TPM, sealed key files swapped between keychains of one TPM, a key
 /// file changed while a move is under way, and the help that names the TPM variables.
@@ -146,6 +148,31 @@ struct TPM2DeviceKeyAttackTests {
         let guarded = try run(["create", "--no-passphrase", "--key-store", "tpm2", "--tpm-pin"], home, tpm,
                               keychain: home.url.appendingPathComponent("guarded"), extra: pin)
         #expect(guarded.status == 0 && !guarded.stderr.contains("lockout"), "\(guarded)")
+    }
+
+    /// With a TPM PIN and PCRs, the recovery seal must not open with the passphrase alone:
+    /// else whoever learns the passphrase gets round the PIN. What such an attacker computes
+    /// (the passphrase's value alone, as a recovery seal without a PIN uses) is refused by
+    /// the TPM; the PIN and the passphrase together reseal (the CLI test of the reseal).
+    @Test func recoverySealOfAPINSealedKeyNeedsThePINToo() throws {
+        let home = TemporaryHome()
+        let tpm = try SoftwareTPM(in: home, name: "pinrecovery")
+        defer { tpm.stop() }
+        defer { _ = try? run(["lock", "--all"], home, tpm) }
+        let pin = ["KEYSMITH_TPM2_PIN": "2468"]
+        let created = try run(["create", "--stdin", "--key-store", "tpm2", "--tpm-pin"], home, tpm, standardInput: "right horse\n",
+                              extra: pin.merging(["KEYSMITH_TPM2_PCRS": "16"]) { $1 })
+        #expect(created.status == 0, "\(created)")
+        let sealed = home.keychain.appendingPathComponent("device.tpm2")
+        let recovery = home.keychain.appendingPathComponent("device.recovery.tpm2")
+        var bytes = [UInt8](try Data(contentsOf: recovery))
+        bytes.replaceSubrange(0..<8, with: Array("KSTPMR01".utf8))
+        try Data(bytes).write(to: recovery)
+        #expect(chmod(recovery.path, 0o600) == 0)
+        let variables = ["KEYSMITH_TPM2_TCTI": tpm.tcti]
+        #expect(throws: KeychainFailure.self, "the passphrase alone opened the recovery seal of a PIN-sealed key") {
+            _ = try TPM2RecoverySeal.recover(sealedKeyFile: sealed, passphrase: "right horse", variables: variables)
+        }
     }
 
     @Test func helpNamesTheKeyStoreAndTPMVariables() throws {
