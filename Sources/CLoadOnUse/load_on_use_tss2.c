@@ -263,3 +263,13 @@ TSS2_RC Esys_NV_UndefineSpace(ESYS_CONTEXT *esysContext, ESYS_TR authHandle, ESY
     return resolved_Esys_NV_UndefineSpace == NULL ? TSS2_LIBRARY_MISSING
         : resolved_Esys_NV_UndefineSpace(esysContext, authHandle, nvIndex, shandle1, shandle2, shandle3);
 }
+
+__attribute__((visibility("hidden")))
+TSS2_RC Esys_GetCapability(ESYS_CONTEXT *esysContext, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+                           TPM2_CAP capability, UINT32 property, UINT32 propertyCount, TPMI_YES_NO *moreData,
+                           TPMS_CAPABILITY_DATA **capabilityData) {
+    LOAD_ON_USE_RESOLVE(esys_library, open_esys, Esys_GetCapability)
+    return resolved_Esys_GetCapability == NULL ? TSS2_LIBRARY_MISSING
+        : resolved_Esys_GetCapability(esysContext, shandle1, shandle2, shandle3, capability, property, propertyCount,
+                                      moreData, capabilityData);
+}

@@ -343,3 +343,37 @@ done:
     close_tpm(&tpm);
     return outcome;
 }
+
+tpm2_sealed_key_outcome tpm2_sealed_key_lockout_auth_is_set(const char *tcti, int *is_set) {
+    struct tpm tpm = {.tcti = NULL, .esys = NULL, .primary = ESYS_TR_NONE, .session = ESYS_TR_NONE, .object = ESYS_TR_NONE};
+    TPMS_CAPABILITY_DATA *data = NULL;
+    tpm2_sealed_key_outcome outcome = succeeded();
+    TSS2_RC rc = Tss2_TctiLdr_Initialize(tcti, &tpm.tcti);
+    if (rc != TSS2_RC_SUCCESS) {
+        outcome = failed(rc == TSS2_ESYS_RC_NOT_IMPLEMENTED ? KEYSMITH_TPM2_LIBRARY_MISSING : KEYSMITH_TPM2_CONNECT_FAILED, rc,
+                         "Tss2_TctiLdr_Initialize");
+        goto done;
+    }
+    rc = Esys_Initialize(&tpm.esys, tpm.tcti, NULL);
+    if (rc != TSS2_RC_SUCCESS) {
+        outcome = failed(rc == TSS2_ESYS_RC_NOT_IMPLEMENTED ? KEYSMITH_TPM2_LIBRARY_MISSING : KEYSMITH_TPM2_CONNECT_FAILED, rc,
+                         "Esys_Initialize");
+        goto done;
+    }
+    TPMI_YES_NO more = 0;
+    rc = Esys_GetCapability(tpm.esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, TPM2_CAP_TPM_PROPERTIES, TPM2_PT_PERMANENT, 1,
+                            &more, &data);
+    if (rc != TSS2_RC_SUCCESS) {
+        outcome = failed(KEYSMITH_TPM2_COMMAND_FAILED, rc, "TPM2_GetCapability");
+        goto done;
+    }
+    if (data->data.tpmProperties.count < 1 || data->data.tpmProperties.tpmProperty[0].property != TPM2_PT_PERMANENT) {
+        outcome = failed(KEYSMITH_TPM2_COMMAND_FAILED, 0, "TPM2_GetCapability");
+        goto done;
+    }
+    *is_set = (data->data.tpmProperties.tpmProperty[0].value & TPMA_PERMANENT_LOCKOUTAUTHSET) != 0;
+done:
+    if (data != NULL) Esys_Free(data);
+    close_tpm(&tpm);
+    return outcome;
+}

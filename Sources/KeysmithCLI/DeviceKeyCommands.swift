@@ -28,6 +28,14 @@ enum DeviceKeyCommands {
     }
 }
 
+/// Warns when a TPM PIN or the recovery seal is guarded by a lockout any program may reset
+/// (``KeychainEnvironment/tpmLockoutWarning``).
+func warnAboutTPMLockout(_ invocation: CommandInvocation) {
+    if let warning = (try? withKeychain(invocation) { KeychainEnvironment.tpmLockoutWarning }) ?? nil {
+        invocation.output.warning(warning)
+    }
+}
+
 let tpmPINOption = OptionSpec(
     name: "tpm-pin", long: "tpm-pin",
     help: "Seal the device key with a TPM PIN too (asked for twice, or KEYSMITH_TPM2_PIN); every open then needs it.")
@@ -73,6 +81,7 @@ private let moveDeviceKeyCommand = Command(
     if invocation.arguments.contains("tpm-pin") { try askForNewTPMPIN() }
     let passphrase = needsPassphrase ? try readPassphrases(invocation, prompts: [("keychain passphrase: ", false)])[0] : nil
     let outcome = try withKeychain(invocation) { try KeychainEnvironment.moveDeviceKeyToTPM(passphrase: passphrase) }
+    warnAboutTPMLockout(invocation)
     switch outcome {
     case .moved: invocation.output.info("moved the device key into the TPM (\(directory.path)/device.tpm2) and erased device.key")
     case .finished: invocation.output.info("finished the interrupted move: the device key is in the TPM, and device.key is erased")

@@ -306,7 +306,7 @@ public enum HelpCommand {
         }
         lines.append("")
         lines.append("Environment:")
-        let environment = [
+        var environment = [
             ("KEYSMITH_HOME", "the keychain directory (overridden by --keychain)"),
             ("KEYSMITH_ACCESS_GROUPS", "comma-separated access groups (overridden by --access-group)"),
             ("KEYSMITH_ENTITLEMENTS", "an entitlements plist whose keychain-access-groups are used"),
@@ -314,6 +314,14 @@ public enum HelpCommand {
             ("KEYSMITH_ASKPASS", "a program that asks for passwords (gets the prompt, prints the secret)"),
             ("XDG_DATA_HOME", "the keychain is $XDG_DATA_HOME/keysmith when KEYSMITH_HOME is not set"),
         ]
+        #if !canImport(Security) && !KEYSMITH_APPLE_SURFACE
+        environment += [
+            ("KEYSMITH_KEY_STORE", "where a new keychain's device key goes: auto, file, tpm2, systemd-credential"),
+            ("KEYSMITH_TPM2_TCTI", "how to reach the TPM (default device:/dev/tpmrm0; swtpm:host=H,port=P)"),
+            ("KEYSMITH_TPM2_PCRS", "PCRs a new TPM-sealed key is bound to (7, or 0,7)"),
+            ("KEYSMITH_TPM2_PIN", "the TPM PIN (child processes inherit it; a terminal prompt is safer)"),
+        ]
+        #endif
         for (name, meaning) in environment {
             lines.append("  " + name.padding(toLength: 24, withPad: " ", startingAt: 0) + meaning)
         }

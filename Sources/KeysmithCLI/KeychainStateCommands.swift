@@ -152,6 +152,7 @@ private let createCommand = Command(
         // them: in the key store chosen now, which later commands find by themselves.
         try withKeychain(invocation) { try KeychainEnvironment.createWithoutPassphrase() }
         invocation.output.info("created the keychain in \(directory.path), without a passphrase")
+        warnAboutTPMLockout(invocation)
         return
     }
     let passphrase = try readPassphrases(invocation, prompts: [("new keychain passphrase: ", true)])[0]
@@ -163,6 +164,7 @@ private let createCommand = Command(
         state == .unlocked
             ? "created the keychain in \(directory.path), with a passphrase; it is unlocked"
             : "created the keychain in \(directory.path), with a passphrase; it is locked (the lock state could not be kept: 'keysmith unlock' says why)")
+    warnAboutTPMLockout(invocation)
 }
 
 private let unlockCommand = Command(

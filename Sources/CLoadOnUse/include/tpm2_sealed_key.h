@@ -89,6 +89,13 @@ __attribute__((visibility("hidden")))
 tpm2_sealed_key_outcome tpm2_sealed_key_unseal(const char *tcti, const uint8_t *blob, size_t blob_length,
                                            uint8_t *secret, size_t secret_capacity, size_t *secret_length);
 
+/// Whether the TPM's lockout hierarchy has an authorization value (TPMA_PERMANENT's
+/// lockoutAuthSet), into `*is_set`. Without one, any program that may use the TPM can reset
+/// its dictionary-attack counter (TPM2_DictionaryAttackLockReset), so a PIN or passphrase
+/// the TPM checks gets as many guesses as the TPM answers.
+__attribute__((visibility("hidden")))
+tpm2_sealed_key_outcome tpm2_sealed_key_lockout_auth_is_set(const char *tcti, int *is_set);
+
 /// The PCR mask a blob is bound to, or -1 when the blob is damaged.
 __attribute__((visibility("hidden")))
 int64_t tpm2_sealed_key_blob_pcr_mask(const uint8_t *blob, size_t blob_length);

@@ -102,6 +102,27 @@ extension KeychainEnvironment {
         TPM2KeyStore.needsPIN(at: current.directory.appendingPathComponent(TPM2KeyStore.blobFileName))
     }
 
+    /// A warning for the current keychain when the TPM's dictionary-attack lockout is all
+    /// that limits guessing its TPM PIN or, through the recovery seal, its passphrase, and
+    /// the TPM's lockout hierarchy has no authorization value (the state of a TPM nobody
+    /// configured): then any program that may use the TPM resets the lockout counter
+    /// (`tpm2_dictionarylockout --clear-lockout`) and keeps guessing. `nil` when there is
+    /// nothing to guess, the lockout hierarchy has a value, or the TPM cannot tell.
+    public static var tpmLockoutWarning: String? {
+        let sealed = current.directory.appendingPathComponent(TPM2KeyStore.blobFileName)
+        guard FileManager.default.fileExists(atPath: sealed.path) else { return nil }
+        var guessed: [String] = []
+        if TPM2KeyStore.needsPIN(at: sealed) { guessed.append("the TPM PIN") }
+        if FileManager.default.fileExists(atPath: TPM2RecoverySeal.url(besides: sealed).path) {
+            guessed.append("the keychain passphrase (against the recovery seal)")
+        }
+        guard !guessed.isEmpty, TPM2KeyStore.lockoutAuthorizationIsSet(tcti: TPM2KeyStore.tcti(tpmVariables)) == false else { return nil }
+        return "the TPM's lockout hierarchy has no authorization value, so any program that may use the TPM can reset its "
+            + "dictionary-attack counter (tpm2_dictionarylockout --clear-lockout) and go on guessing "
+            + guessed.joined(separator: " and ") + ". To make the lockout hold, give the lockout hierarchy a secret and keep "
+            + "it offline: tpm2_changeauth -c lockout NEW-SECRET (it is then needed to clear a lockout, and to clear the TPM)."
+    }
+
     /// After a passphrase change: the recovery seal of a PCR-bound TPM key follows the
     /// passphrase (sealed again for the new one, removed with it).
     static func updateRecoverySeal(deviceKey: SecretKey, passphrase: String?) throws {

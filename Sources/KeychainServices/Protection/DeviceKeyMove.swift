@@ -68,7 +68,7 @@ enum DeviceKeyMove {
             }
             try writeRecoverySealIfNeeded(sealed, blob: blob, key: key, directory: directory, passphrase: passphrase, variables: variables)
             guard fileExists else { return .alreadyInTPM }
-            try erase(keyFile)
+            try erase(keyFile, holding: key)
             return .finished
         }
 
@@ -114,7 +114,7 @@ enum DeviceKeyMove {
         CrashPoint.reach("move-installed")
         try writeRecoverySealIfNeeded(sealed, blob: installed, key: key, directory: directory, passphrase: passphrase, variables: variables)
         CrashPoint.reach("move-recovery-sealed")
-        try erase(keyFile)
+        try erase(keyFile, holding: key)
         return .moved
     }
 
@@ -215,29 +215,61 @@ enum DeviceKeyMove {
         }
     }
 
-    /// Erases a key file: overwritten with zeros and synced, then unlinked, and the directory
-    /// synced. (On a copy-on-write or journalling file system, or a flash drive, the old
-    /// blocks may survive the overwrite; see docs/SECURITY.md.)
-    static func erase(_ url: URL) throws {
-        let fd = open(url.path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+    /// Erases the key file that holds `key`: overwritten with zeros and synced, then
+    /// unlinked, and the directory synced. (On a copy-on-write or journalling file system,
+    /// or a flash drive, the old blocks may survive the overwrite; see docs/SECURITY.md.)
+    ///
+    /// Only that key file is erased: the file is read through the descriptor that
+    /// overwrites it, and anything but `key` in the key file format (or the zeros of an
+    /// erase that was interrupted) is refused and left alone, as is a file that another one
+    /// replaced at the same path before the unlink: a key file changed since it was checked
+    /// may hold something the TPM does not.
+    static func erase(_ url: URL, holding key: SecretKey) throws {
+        let fd = open(url.path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT { return }
             throw KeychainFailure(
                 errSecIO, "Cannot open the key file \(url.path) to erase it: \(String(cString: strerror(errno))).",
                 recovery: "Check its permissions, then run the command again.")
         }
+        defer { close(fd) }
+        let expectedLength = DeviceKeyFile.magic.count + Sodium.keyLength
+        var contents = [UInt8](repeating: 0, count: expectedLength + 1)
+        defer { contents.withUnsafeMutableBytes { Sodium.zero($0.baseAddress, count: $0.count) } }
+        let count = contents.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        let holdsKey = count == expectedLength && Array(contents[0..<DeviceKeyFile.magic.count]) == DeviceKeyFile.magic
+            && key.withUnsafeBytes { k in
+                contents.withUnsafeBytes { c in
+                    sodium_memcmp(c.baseAddress! + DeviceKeyFile.magic.count, k.baseAddress!, Sodium.keyLength) == 0
+                }
+            }
+        let zeroed = count == expectedLength && contents[0..<expectedLength].allSatisfy { $0 == 0 }
+        guard holdsKey || zeroed else {
+            throw KeychainFailure(
+                errSecDecode,
+                "The key file \(url.path) no longer holds the device key that was moved into the TPM (it was changed or replaced during the move); it was not erased. The keychain opens through the TPM.",
+                recovery: "Find out what wrote \(url.path); move it aside (or delete it) once you know it is not needed, then run the command again.")
+        }
         var info = stat()
-        let size = fstat(fd, &info) == 0 ? max(Int(info.st_size), DeviceKeyFile.magic.count + Sodium.keyLength) : 4096
+        let known = fstat(fd, &info) == 0
+        let size = known ? max(Int(info.st_size), expectedLength) : 4096
         let zeros = [UInt8](repeating: 0, count: size)
         let written = zeros.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         let synced = fsync(fd)
-        close(fd)
         guard written == size, synced == 0 else {
             throw KeychainFailure(
                 errSecIO, "Overwriting the key file \(url.path) failed: \(String(cString: strerror(errno))).",
                 recovery: "Check free disk space, then run the command again.")
         }
         CrashPoint.reach("move-overwritten")
+        // The path must still name the file that was checked and overwritten.
+        var named = stat()
+        if known, lstat(url.path, &named) == 0, named.st_dev != info.st_dev || named.st_ino != info.st_ino {
+            throw KeychainFailure(
+                errSecDecode,
+                "The key file \(url.path) was replaced by another file during the move; the new file was not erased. The keychain opens through the TPM.",
+                recovery: "Find out what wrote \(url.path); move it aside once you know it is not needed, then run the command again.")
+        }
         guard unlink(url.path) == 0 || errno == ENOENT else {
             throw KeychainFailure(
                 errSecIO, "Removing the key file \(url.path) failed: \(String(cString: strerror(errno))).",

@@ -216,6 +216,16 @@ enum TPM2KeyStore {
         try KeychainFiles.installUnlessPresent(bytes, at: url, naming: "the TPM-sealed key file")
     }
 
+    /// Whether the TPM's lockout hierarchy has an authorization value (`nil` when the TPM
+    /// cannot tell). Without one, any program that may use the TPM resets its
+    /// dictionary-attack counter, and the few guesses a PIN or the recovery seal's
+    /// passphrase get become as many as the TPM answers.
+    static func lockoutAuthorizationIsSet(tcti: String) -> Bool? {
+        var isSet: Int32 = 0
+        let outcome = tcti.withCString { tpm2_sealed_key_lockout_auth_is_set($0, &isSet) }
+        return outcome.failure == KEYSMITH_TPM2_SUCCESS ? isSet != 0 : nil
+    }
+
     // MARK: - Errors
 
     /// The response code without the session or parameter number (format-one codes) or the

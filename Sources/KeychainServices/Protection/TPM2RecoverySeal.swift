@@ -1,5 +1,6 @@
 #if !canImport(Security)
 import CLoadOnUse
+import CSodium
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -26,14 +27,22 @@ import Musl
 ///   protection (not `noDA`), so wrong passphrases lock the TPM out for a while after a few
 ///   tries; the value never crosses the bus in the clear (salted sessions).
 ///
+/// When the device key is sealed with a TPM PIN too, so is the recovery seal: its
+/// authorization value is then a keyed BLAKE2b hash of the passphrase's value under the
+/// PIN's (``TPM2KeyStore/pinAuth(_:)``), so the passphrase alone does not get round the PIN
+/// (sealing again asks for the PIN anyway, to keep it on the new seal).
+///
 /// A passphrase change seals it again for the new passphrase (``update(sealedKeyFile:deviceKey:passphrase:variables:)``);
 /// removing the passphrase removes it.
 ///
-/// Format of `device.recovery.tpm2`: the 8-byte magic `KSTPMR01`, the 33-byte Argon2id
-/// record (``PassphraseKey/record``), then the TPM blob (as in `device.tpm2`).
+/// Format of `device.recovery.tpm2`: the 8-byte magic `KSTPMR01` (`KSTPMR02`: the PIN is
+/// part of the authorization value), the 33-byte Argon2id record (``PassphraseKey/record``),
+/// then the TPM blob (as in `device.tpm2`).
 enum TPM2RecoverySeal {
     static let fileName = "device.recovery.tpm2"
     static let magic = Array("KSTPMR01".utf8)
+    /// The magic of a recovery seal whose authorization value needs the TPM PIN too.
+    static let magicWithPIN = Array("KSTPMR02".utf8)
     static let recordLength = 33
 
     /// The recovery seal beside the sealed key file `sealedKeyFile` (`device.tpm2`).
@@ -41,21 +50,50 @@ enum TPM2RecoverySeal {
         sealedKeyFile.deletingLastPathComponent().appendingPathComponent(fileName)
     }
 
-    /// The authorization value of the passphrase under `parameters`.
-    private static func authValue(_ passphrase: String, _ parameters: PassphraseKey) throws -> SecretKey {
+    /// The authorization value of the passphrase under `parameters`, and of the PIN's value
+    /// `pin` when the device key is sealed with a PIN.
+    private static func authValue(_ passphrase: String, _ parameters: PassphraseKey, pin: SecretKey?) throws -> SecretKey {
         let stretched = try parameters.stretch(passphrase.utf8)
-        return Sodium.deriveKey(from: stretched, id: 1, context: "kstpmrc1")
+        let value = Sodium.deriveKey(from: stretched, id: 1, context: "kstpmrc1")
+        guard let pin else { return value }
+        let combined = SecretKey(uninitializedCount: Sodium.keyLength)
+        combined.withUnsafeMutableBytes { out in
+            value.withUnsafeBytes { input in
+                pin.withUnsafeBytes { key in
+                    _ = crypto_generichash(
+                        out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count,
+                        input.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(input.count),
+                        key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count)
+                }
+            }
+        }
+        return combined
+    }
+
+    /// The PIN's value when the sealed key file `sealedKeyFile` needs a PIN (`nil` when it
+    /// does not). - Throws: errSecInteractionNotAllowed when it needs one and none is given.
+    private static func pinIfNeeded(_ sealedKeyFile: URL, _ variables: [String: String]) throws -> SecretKey? {
+        guard TPM2KeyStore.needsPIN(at: sealedKeyFile) else { return nil }
+        guard let pin = TPM2KeyStore.pinAuth(variables) else {
+            throw KeychainFailure(
+                errSecInteractionNotAllowed,
+                "The device key is sealed with a TPM PIN: its recovery seal needs the PIN too, with the keychain passphrase.",
+                recovery: "Set KEYSMITH_TPM2_PIN, or run keysmith from a terminal, where it asks for the PIN.")
+        }
+        return pin
     }
 
     /// Seals `deviceKey` for `passphrase` into the recovery seal beside `sealedKeyFile`,
     /// replacing the one there (atomically: a crash leaves the old seal or the new one).
     static func write(sealedKeyFile: URL, deviceKey: SecretKey, passphrase: String, variables: [String: String]) throws {
         let parameters = PassphraseKey.fresh(variables)
-        let auth = try authValue(passphrase, parameters)
+        let pin = try pinIfNeeded(sealedKeyFile, variables)
+        let auth = try authValue(passphrase, parameters, pin: pin)
         let file = url(besides: sealedKeyFile)
         let blob = try TPM2KeyStore.seal(
-            deviceKey, tcti: TPM2KeyStore.tcti(variables), pcrMask: 0, auth: auth, file: file, authName: "keychain passphrase")
-        try DeviceKeyMove.replace(magic + [UInt8](parameters.record) + blob, at: file, naming: "the TPM recovery seal")
+            deviceKey, tcti: TPM2KeyStore.tcti(variables), pcrMask: 0, auth: auth, file: file,
+            authName: pin == nil ? "keychain passphrase" : "keychain passphrase or TPM PIN")
+        try DeviceKeyMove.replace((pin == nil ? magic : magicWithPIN) + [UInt8](parameters.record) + blob, at: file, naming: "the TPM recovery seal")
     }
 
     /// Keeps the recovery seal in step with a passphrase change: sealed again for `passphrase`
@@ -99,7 +137,8 @@ enum TPM2RecoverySeal {
         let capacity = magic.count + recordLength + Int(KEYSMITH_TPM2_BLOB_CAPACITY) + 1
         var buffer = [UInt8](repeating: 0, count: capacity)
         let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard count > magic.count + recordLength, count < capacity, Array(buffer[0..<magic.count]) == magic,
+        let withPIN = Array(buffer[0..<magic.count]) == magicWithPIN
+        guard count > magic.count + recordLength, count < capacity, Array(buffer[0..<magic.count]) == magic || withPIN,
             let parameters = PassphraseKey(record: Data(buffer[magic.count..<(magic.count + recordLength)]))
         else {
             throw KeychainFailure(
@@ -107,8 +146,21 @@ enum TPM2RecoverySeal {
                 recovery: "Recover with an export made before ('keysmith import' into a new keychain).")
         }
         let blob = Array(buffer[(magic.count + recordLength)..<count])
-        let auth = try authValue(passphrase, parameters)
-        return try TPM2KeyStore.unseal(blob, from: file, tcti: TPM2KeyStore.tcti(variables), auth: auth, authName: "keychain passphrase")
+        let pin: SecretKey?
+        if withPIN {
+            guard let given = TPM2KeyStore.pinAuth(variables) else {
+                throw KeychainFailure(
+                    errSecInteractionNotAllowed, "The TPM recovery seal \(file.path) needs the TPM PIN too, with the keychain passphrase.",
+                    recovery: "Set KEYSMITH_TPM2_PIN, or run keysmith from a terminal, where it asks for the PIN.")
+            }
+            pin = given
+        } else {
+            pin = nil
+        }
+        let auth = try authValue(passphrase, parameters, pin: pin)
+        return try TPM2KeyStore.unseal(
+            blob, from: file, tcti: TPM2KeyStore.tcti(variables), auth: auth,
+            authName: pin == nil ? "keychain passphrase" : "keychain passphrase or TPM PIN")
     }
 
     /// Removes the recovery seal (when there is one) and syncs the directory.

@@ -139,8 +139,9 @@ final class KeychainDatabase {
             }
             guard Sodium.constantTimeEqual(storedCheck, checkValue) else {
                 throw KeychainFailure(
-                    errSecDecode, "The key file does not belong to the keychain database at \(database.path).",
-                    recovery: "Put back the key file that was created with this keychain (device.key in the same directory).")
+                    errSecDecode,
+                    "The device key does not belong to the keychain database at \(database.path): the key file (device.key), the TPM-sealed key (device.tpm2) or the systemd credential in use is another keychain's.",
+                    recovery: "Put back the file that was created with this keychain, in the same directory (device.key, or device.tpm2 when the TPM holds its key), or point --keychain or KEYSMITH_HOME at that file's own keychain.")
             }
             keychainID = id
         } catch let error as DatabaseError {
