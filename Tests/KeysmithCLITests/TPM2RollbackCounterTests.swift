@@ -1,5 +1,6 @@
 #if os(Linux)
 import CLoadOnUse
+import CSQLite
 import Foundation
 import Testing
 
@@ -186,6 +187,73 @@ struct TPM2RollbackCounterTests {
         let after = try Self.anchorCounter(in: home.keychain)
         #expect(try Self.tpmCounter(tpm, handle: after.handle) == after.value)
         #expect(try read(home, tpm).stdout == "after the kill\n")
+    }
+
+    /// Runs `sql` on the keychain's database file directly (what anyone with the user's file
+    /// access can do), outside Keysmith.
+    static func editDatabase(_ keychain: URL, _ sql: String) {
+        var handle: OpaquePointer?
+        #expect(sqlite3_open(keychain.appendingPathComponent("keychain.db").path, &handle) == SQLITE_OK)
+        defer { sqlite3_close(handle) }
+        sqlite3_busy_timeout(handle, 5000)
+        #expect(sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK, "\(sql)")
+    }
+
+    @Test func olderCopyWithItsAnchorAndStateRecordRemovedIsRefused() throws {
+        let home = TemporaryHome()
+        let tpm = try SoftwareTPM(in: home, name: "unanchored")
+        defer { tpm.stop() }
+        #expect(try run(["create", "--no-passphrase", "--key-store", "tpm2"], home, tpm).status == 0)
+        try store("first secret", home, tpm)
+        let copy = home.url.appendingPathComponent("older-copy")
+        try FileManager.default.copyItem(at: home.keychain, to: copy)
+        try store("second secret", home, tpm)
+        // The older copy made to look like a keychain that was never anchored: no anchor, no
+        // verification record, no state record in the database (file access and sqlite3 only).
+        try replace(home.keychain, with: copy)
+        for name in ["keychain.anchor", "keychain.verified"] {
+            try? FileManager.default.removeItem(at: home.keychain.appendingPathComponent(name))
+        }
+        Self.editDatabase(home.keychain, "DELETE FROM meta WHERE key = 'anchor-state'; PRAGMA wal_checkpoint(TRUNCATE)")
+        let refused = try read(home, tpm)
+        #expect(refused.status != 0, "\(refused)")
+        #expect(!refused.stdout.contains("secret"), "\(refused)")
+        #expect(refused.stderr.contains("anchor"), "\(refused)")
+        #expect(refused.stderr.contains("touch \(home.keychain.path)/keychain.anchor.reset"), "\(refused)")
+        // Nothing was written: the reset file still accepts the database as it is.
+        FileManager.default.createFile(atPath: home.keychain.appendingPathComponent("keychain.anchor.reset").path, contents: nil)
+        let accepted = try read(home, tpm)
+        #expect(accepted.stdout == "first secret\n", "\(accepted)")
+    }
+
+    @Test func copyMadeAfterAnInterruptedIncrementIsRefusedAfterTheNextEpoch() throws {
+        let home = TemporaryHome()
+        let tpm = try SoftwareTPM(in: home, name: "slack")
+        defer { tpm.stop() }
+        #expect(try run(["create", "--no-passphrase", "--key-store", "tpm2"], home, tpm).status == 0)
+        try store("before the kill", home, tpm)
+        let before = try Self.anchorCounter(in: home.keychain)
+        // A writer killed between the anchor's write and the counter's increment (the user's
+        // own process, or one an attacker with the user's rights kills on purpose).
+        let killed = try run(["add-generic-password", "-U", "-s", "tpm.rollback", "-a", "a", "--stdin", "--accessible", "always"],
+                             home, tpm, standardInput: "never committed\n",
+                             extra: Self.everyWrite.merging(["KEYSMITH_CRASH_AT": "tpm-counter-before-increment"]) { $1 })
+        #expect(killed.status != 0, "\(killed)")
+        #expect(try Self.tpmCounter(tpm, handle: before.handle) == before.value)
+        // Writes of the epoch the interrupted increment started, and a copy of them.
+        try store("in the interrupted epoch", home, tpm, extra: [:])
+        let copy = home.url.appendingPathComponent("copy")
+        try FileManager.default.copyItem(at: home.keychain, to: copy)
+        #expect(try Self.anchorCounter(in: copy).value == before.value + 1)
+        // The next epoch: the copy is from an earlier epoch and must be older than the counter.
+        try store("next epoch", home, tpm)
+        let after = try Self.anchorCounter(in: home.keychain)
+        #expect(try Self.tpmCounter(tpm, handle: after.handle) == after.value)
+        try replace(home.keychain, with: copy)
+        let refused = try read(home, tpm)
+        #expect(refused.status != 0, "\(refused)")
+        #expect(refused.stderr.contains("older copy"), "\(refused)")
+        #expect(!refused.stdout.contains("epoch"), "\(refused)")
     }
 
     @Test func deletingTheKeychainRemovesItsCounterFromTheTPM() throws {
