@@ -256,6 +256,32 @@ struct TPM2RollbackCounterTests {
         #expect(!refused.stdout.contains("epoch"), "\(refused)")
     }
 
+    @Test func resetMakesACopyFromAnInterruptedEpochOlderToo() throws {
+        let home = TemporaryHome()
+        let tpm = try SoftwareTPM(in: home, name: "reset-slack")
+        defer { tpm.stop() }
+        #expect(try run(["create", "--no-passphrase", "--key-store", "tpm2"], home, tpm).status == 0)
+        try store("backed up", home, tpm)
+        let backup = home.url.appendingPathComponent("backup")
+        try FileManager.default.copyItem(at: home.keychain, to: backup)
+        try store("later", home, tpm)
+        // An increment interrupted: the anchor (and a copy of the keychain now) one ahead.
+        let killed = try run(["add-generic-password", "-U", "-s", "tpm.rollback", "-a", "a", "--stdin", "--accessible", "always"],
+                             home, tpm, standardInput: "never committed\n",
+                             extra: Self.everyWrite.merging(["KEYSMITH_CRASH_AT": "tpm-counter-before-increment"]) { $1 })
+        #expect(killed.status != 0, "\(killed)")
+        let ahead = home.url.appendingPathComponent("ahead")
+        try FileManager.default.copyItem(at: home.keychain, to: ahead)
+        // The owner restores the backup and accepts it: every anchor written before is older.
+        try replace(home.keychain, with: backup)
+        FileManager.default.createFile(atPath: home.keychain.appendingPathComponent("keychain.anchor.reset").path, contents: nil)
+        #expect(try read(home, tpm).stdout == "backed up\n")
+        try replace(home.keychain, with: ahead)
+        let refused = try read(home, tpm)
+        #expect(refused.status != 0 && refused.stderr.contains("older copy"), "\(refused)")
+        #expect(!refused.stdout.contains("later"), "\(refused)")
+    }
+
     @Test func deletingTheKeychainRemovesItsCounterFromTheTPM() throws {
         let home = TemporaryHome()
         let tpm = try SoftwareTPM(in: home, name: "delete")
