@@ -256,6 +256,29 @@ struct TPM2RollbackCounterTests {
         #expect(!refused.stdout.contains("epoch"), "\(refused)")
     }
 
+    @Test func copyFromBeforeAnInterruptedIncrementIsRefusedAtTheNextOpen() throws {
+        let home = TemporaryHome()
+        let tpm = try SoftwareTPM(in: home, name: "interrupted")
+        defer { tpm.stop() }
+        #expect(try run(["create", "--no-passphrase", "--key-store", "tpm2"], home, tpm).status == 0)
+        try store("copied", home, tpm)
+        let copy = home.url.appendingPathComponent("copy")
+        try FileManager.default.copyItem(at: home.keychain, to: copy)
+        // A new epoch's write killed between the anchor's write and the counter's increment.
+        let killed = try run(["add-generic-password", "-U", "-s", "tpm.rollback", "-a", "a", "--stdin", "--accessible", "always"],
+                             home, tpm, standardInput: "never committed\n",
+                             extra: Self.everyWrite.merging(["KEYSMITH_CRASH_AT": "tpm-counter-before-increment"]) { $1 })
+        #expect(killed.status != 0, "\(killed)")
+        // The next open completes the increment: the copy from the epoch before is older.
+        let reopened = try read(home, tpm)
+        #expect(reopened.stdout == "copied\n", "\(reopened)")
+        let anchored = try Self.anchorCounter(in: home.keychain)
+        #expect(try Self.tpmCounter(tpm, handle: anchored.handle) == anchored.value)
+        try replace(home.keychain, with: copy)
+        let refused = try read(home, tpm)
+        #expect(refused.status != 0 && refused.stderr.contains("older copy"), "\(refused)")
+    }
+
     @Test func resetMakesACopyFromAnInterruptedEpochOlderToo() throws {
         let home = TemporaryHome()
         let tpm = try SoftwareTPM(in: home, name: "reset-slack")

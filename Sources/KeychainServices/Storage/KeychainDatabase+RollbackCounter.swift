@@ -106,10 +106,15 @@ extension KeychainDatabase {
     /// At open: the anchor against the TPM counter. The anchor is read before and after the
     /// TPM (another process may advance both in between); after a few tries with writers in
     /// the way, under the write lock.
+    ///
+    /// An anchor one ahead of the counter, under the write lock, records an increment that a
+    /// crash (or a TPM error) interrupted: it is completed here, so that copies from the
+    /// epoch before stop being accepted now rather than at the next epoch.
     /// - Throws: errSecDecode when the anchor is older than the counter, or has no counter
     ///   while the keychain has one on the TPM (an anchor from before the counter put back).
     func checkCounter(_ counter: TPM2RollbackCounter, anchor: RollbackAnchor) throws {
-        func judge(_ contents: RollbackAnchor.Contents?) throws {
+        /// Whether the anchor is accepted one ahead of the counter.
+        func judge(_ contents: RollbackAnchor.Contents?) throws -> Bool {
             guard let contents else {
                 // No anchor, which the database check accepts only for a keychain never
                 // anchored (no state record either). With a counter on the TPM it was
@@ -118,24 +123,32 @@ extension KeychainDatabase {
                     throw anchor.rolledBack(
                         "its anchor file \(RollbackAnchor.fileName) is missing and the database has no state record, as if it had never been anchored, but this keychain's counter exists on the TPM (NV index \(TPM2RollbackCounter.hexadecimal(found.handle)), at \(found.value)): the anchor and the state record were removed, or the keychain's creation was interrupted.")
                 }
-                return
+                return false
             }
             if let binding = contents.counter {
-                _ = try self.judge(binding, counter: counter, anchor: anchor)
+                return try self.judge(binding, counter: counter, anchor: anchor) != binding.value
             } else if let found = try counter.find() {
                 throw anchor.rolledBack(
                     "its anchor is not bound to the TPM counter, but this keychain's counter exists on the TPM (NV index \(TPM2RollbackCounter.hexadecimal(found.handle)), at \(found.value)): an anchor from before the counter was put back.")
             }
+            return false
         }
-        for _ in 0..<3 {
+        var ahead: Bool?
+        for _ in 0..<3 where ahead == nil {
             // A failed read may be a write seen half-way: judged under the lock below.
             guard let before = try? anchor.read() else { break }
             let outcome = Result { try judge(before) }
             guard let after = try? anchor.read(), after == before else { continue }
-            try outcome.get()
-            return
+            ahead = try outcome.get()
         }
-        try database.writeTransaction { try judge(anchor.read()) }
+        guard ahead != false else { return }
+        try database.writeTransaction {
+            let contents = try anchor.read()
+            guard try judge(contents), let binding = contents?.counter else { return }
+            // No writer is half-way (the lock is held), so the increment was interrupted.
+            // Completing it is best effort: the keychain opens either way.
+            _ = try? counter.increment(handle: binding.handle)
+        }
     }
 }
 #endif
