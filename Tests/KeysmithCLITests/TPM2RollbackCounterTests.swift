@@ -305,6 +305,30 @@ struct TPM2RollbackCounterTests {
         #expect(!refused.stdout.contains("later"), "\(refused)")
     }
 
+    @Test func statusNamesTheTPMAndTheRollbackCounter() throws {
+        let home = TemporaryHome()
+        let tpm = try SoftwareTPM(in: home, name: "status")
+        defer { tpm.stop() }
+        #expect(try run(["create", "--no-passphrase", "--key-store", "tpm2"], home, tpm).status == 0)
+        try store("counted", home, tpm)
+        let bound = try Self.anchorCounter(in: home.keychain)
+        let index = "0x" + String(bound.handle, radix: 16)
+        let status = try run(["status"], home, tpm)
+        #expect(status.status == 0, "\(status)")
+        #expect(status.stdout.contains("device key        TPM 2.0 (\(tpm.tcti))"), "\(status)")
+        #expect(status.stdout.contains("rollback counter  TPM NV index \(index), at \(bound.value)"), "\(status)")
+        let json = try run(["--json", "status"], home, tpm)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json)")
+        let counter = try #require(object["rollbackCounter"] as? [String: Any], "\(json)")
+        #expect(counter["nvIndex"] as? String == index)
+        #expect((counter["value"] as? NSNumber)?.uint64Value == bound.value)
+        // A keychain with the key file store has none.
+        let plain = home.url.appendingPathComponent("plain")
+        #expect(try run(["create", "--no-passphrase", "--key-store", "file"], home, tpm, keychain: plain).status == 0)
+        let plainStatus = try run(["status"], home, tpm, keychain: plain)
+        #expect(plainStatus.stdout.contains("rollback counter  none (only the TPM key store has one"), "\(plainStatus)")
+    }
+
     @Test func deletingTheKeychainRemovesItsCounterFromTheTPM() throws {
         let home = TemporaryHome()
         let tpm = try SoftwareTPM(in: home, name: "delete")
