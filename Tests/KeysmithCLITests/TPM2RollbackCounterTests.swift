@@ -329,6 +329,61 @@ struct TPM2RollbackCounterTests {
         #expect(plainStatus.stdout.contains("rollback counter  none (only the TPM key store has one"), "\(plainStatus)")
     }
 
+    /// Runs one of tpm2-tools' programs against `tpm`; its standard output.
+    @discardableResult
+    static func tpm2Tool(_ name: String, _ arguments: [String], _ tpm: SoftwareTPM) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/" + name)
+        process.arguments = ["-T", tpm.tcti] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        try waitForExit(process, seconds: 60)
+        try #require(process.terminationStatus == 0, "\(name) \(arguments) failed")
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test func squatterCounterWithTheKeychainsTagIsNotTakenForItsOwn() throws {
+        let home = TemporaryHome()
+        let tpm = try SoftwareTPM(in: home, name: "squatter")
+        defer { tpm.stop() }
+        #expect(try run(["create", "--no-passphrase", "--key-store", "tpm2"], home, tpm).status == 0)
+        try store("kept", home, tpm)
+        let bound = try Self.anchorCounter(in: home.keychain)
+        let index = "0x" + String(bound.handle, radix: 16)
+        // Another program (the user's rights and the owner hierarchy's empty authorization)
+        // reads the counter's public tag, removes the counter and defines its own in its
+        // place: a counter with the same attributes and tag, and an authorization value of its own.
+        let description = try Self.tpm2Tool("tpm2_nvreadpublic", [index], tpm)
+        let tagHex = try #require(description.split(separator: "\n").first { $0.contains("authorization policy:") }?
+            .split(separator: ":").last?.trimmingCharacters(in: .whitespaces))
+        let tag = Data(stride(from: 0, to: tagHex.count, by: 2).map { offset -> UInt8 in
+            let start = tagHex.index(tagHex.startIndex, offsetBy: offset)
+            return UInt8(tagHex[start..<tagHex.index(start, offsetBy: 2)], radix: 16)!
+        })
+        try #require(tag.count == 32)
+        let policy = home.url.appendingPathComponent("forged-tag")
+        try tag.write(to: policy)
+        try Self.tpm2Tool("tpm2_nvundefine", [index], tpm)
+        try Self.tpm2Tool(
+            "tpm2_nvdefine", [index, "-C", "o", "-s", "8", "-a", "nt=counter|authread|authwrite|no_da", "-L", policy.path, "-p", "squatter"], tpm)
+
+        let refused = try read(home, tpm)
+        #expect(refused.status != 0, "\(refused)")
+        #expect(refused.stderr.contains("no longer the keychain's rollback counter"), "\(refused)")
+        #expect(refused.stderr.contains("keychain.anchor.reset"), "\(refused)")
+        // The way out works: the keychain gets a counter of its own at another handle.
+        FileManager.default.createFile(atPath: home.keychain.appendingPathComponent("keychain.anchor.reset").path, contents: nil)
+        let accepted = try read(home, tpm)
+        #expect(accepted.stdout == "kept\n", "\(accepted)")
+        let rebound = try Self.anchorCounter(in: home.keychain)
+        #expect(rebound.handle != bound.handle)
+        #expect(try Self.tpmCounter(tpm, handle: rebound.handle) == rebound.value)
+        #expect(try read(home, tpm).stdout == "kept\n")
+    }
+
     @Test func deletingTheKeychainRemovesItsCounterFromTheTPM() throws {
         let home = TemporaryHome()
         let tpm = try SoftwareTPM(in: home, name: "delete")
