@@ -96,9 +96,23 @@ static tpm2_nv_counter_outcome find_counter(struct nv_tpm *tpm, uint32_t handle,
     return nv_succeeded();
 }
 
+// Whether the TPM refused the index's authorization value: a keychain's counter has an empty
+// one, so an index that wants another (with the right tag and attributes, which anyone can read
+// from the public area and copy) was defined by someone else.
+static int refused_authorization(TSS2_RC rc) {
+    TSS2_RC base = base_code(rc);
+    return base == TPM2_RC_AUTH_FAIL || base == TPM2_RC_BAD_AUTH;
+}
+
 static tpm2_nv_counter_outcome read_value(struct nv_tpm *tpm, uint64_t *value) {
     TPM2B_MAX_NV_BUFFER *data = NULL;
     TSS2_RC rc = Esys_NV_Read(tpm->esys, tpm->index, tpm->index, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, 8, 0, &data);
+    if (refused_authorization(rc)) return nv_failed(KEYSMITH_TPM2_NV_NOT_OURS, rc, "TPM2_NV_Read");
+    if (base_code(rc) == TPM2_RC_NV_UNINITIALIZED) {
+        // Defined but never incremented (the authorization was accepted before the TPM said so).
+        *value = 0;
+        return nv_succeeded();
+    }
     if (rc != TSS2_RC_SUCCESS) return nv_failed(KEYSMITH_TPM2_NV_COMMAND_FAILED, rc, "TPM2_NV_Read");
     if (data->size != 8) {
         Esys_Free(data);
@@ -113,6 +127,7 @@ static tpm2_nv_counter_outcome read_value(struct nv_tpm *tpm, uint64_t *value) {
 
 static tpm2_nv_counter_outcome increment(struct nv_tpm *tpm, uint64_t *value) {
     TSS2_RC rc = Esys_NV_Increment(tpm->esys, tpm->index, tpm->index, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE);
+    if (refused_authorization(rc)) return nv_failed(KEYSMITH_TPM2_NV_NOT_OURS, rc, "TPM2_NV_Increment");
     if (rc != TSS2_RC_SUCCESS) return nv_failed(KEYSMITH_TPM2_NV_COMMAND_FAILED, rc, "TPM2_NV_Increment");
     return read_value(tpm, value);
 }
@@ -127,13 +142,8 @@ tpm2_nv_counter_outcome tpm2_nv_counter_read(const char *tcti, uint32_t handle, 
     tpm2_nv_counter_outcome outcome = nv_open(&tpm, tcti);
     int written = 0;
     if (outcome.failure == KEYSMITH_TPM2_NV_SUCCESS) outcome = find_counter(&tpm, handle, tag, &written);
-    if (outcome.failure == KEYSMITH_TPM2_NV_SUCCESS) {
-        if (written) {
-            outcome = read_value(&tpm, value);
-        } else {
-            *value = 0;
-        }
-    }
+    // Read even when never written: the read checks the index's (empty) authorization.
+    if (outcome.failure == KEYSMITH_TPM2_NV_SUCCESS) outcome = read_value(&tpm, value);
     nv_close(&tpm);
     return outcome;
 }

@@ -281,9 +281,9 @@ private let statusCommand = Command(
     name: "status", group: .keychain, synopsis: "",
     summary: "Show the lock state, the time left before auto-lock, and item counts per accessibility",
     details: """
-        Prints the keychain directory, whether it has a passphrase, its lock state (unlocked, locked, beforeFirstUnlock), when an unlocked keychain locks itself (auto-lock), where the lock state is shared (the user's kernel keyring, or this process only), where the device key is kept, and how many items it holds per accessibility (whenUnlocked, afterFirstUnlockThisDeviceOnly, ...). Never prints secrets. On a directory without a keychain it says so, and how to make one (exit status 1).
+        Prints the keychain directory, whether it has a passphrase, its lock state (unlocked, locked, beforeFirstUnlock), when an unlocked keychain locks itself (auto-lock), where the lock state is shared (the user's kernel keyring, or this process only), where the device key is kept, the TPM NV counter that guards against an older copy put back (TPM key store only), and how many items it holds per accessibility (whenUnlocked, afterFirstUnlockThisDeviceOnly, ...). Never prints secrets. On a directory without a keychain it says so, and how to make one (exit status 1).
 
-        With --json: {"keychain", "passphrase", "lockState", "autoLockSeconds" (only while counting down), "lockStateStore", "keyStore", "items": {"whenUnlocked": n, ...}}.
+        With --json: {"keychain", "passphrase", "lockState", "autoLockSeconds" (only while counting down), "lockStateStore", "keyStore", "rollbackCounter": {"nvIndex", "value"} (TPM key store only), "items": {"whenUnlocked": n, ...}}.
         """,
     options: []
 ) { invocation throws(CommandLineError) in
@@ -294,6 +294,7 @@ private let statusCommand = Command(
          KeychainEnvironment.autoLockTimeLeft)
     }
     let (keyStore, nextUnlock) = try withKeychain(invocation) { (KeychainEnvironment.deviceKeyStore, KeychainEnvironment.defaultAutoLock) }
+    let rollbackCounter = try withKeychain(invocation) { KeychainEnvironment.rollbackCounter }
     // Items per accessibility by name (whenUnlocked), not by Apple's code (ak).
     var named: [(name: String, count: Int)] = []
     for (code, count) in counts {
@@ -307,6 +308,7 @@ private let statusCommand = Command(
             "items": Dictionary(named.map { ($0.name, $0.count) }, uniquingKeysWith: +),
         ]
         if case .seconds(let seconds) = timeLeft { object["autoLockSeconds"] = Int(seconds) }
+        if let rollbackCounter { object["rollbackCounter"] = ["nvIndex": rollbackCounter.nvIndex, "value": rollbackCounter.value] }
         invocation.output.printJSON(object)
         return
     }
@@ -323,6 +325,11 @@ private let statusCommand = Command(
     invocation.output.data("auto-lock         \(autoLock)")
     invocation.output.data("lock state kept   \(KeychainEnvironment.lockStateStore)")
     invocation.output.data("device key        \(keyStore)")
+    if let rollbackCounter {
+        invocation.output.data("rollback counter  TPM NV index \(rollbackCounter.nvIndex), at \(rollbackCounter.value) (incremented at most once per ten minutes of writes, and at a passphrase change)")
+    } else {
+        invocation.output.data("rollback counter  none (only the TPM key store has one; see docs/SECURITY.md, \"Rollback\")")
+    }
     invocation.output.data("items             \(named.reduce(0) { $0 + $1.count })")
     let width = max(16, (named.map(\.name.count).max() ?? 0) + 2)
     for (name, count) in named {

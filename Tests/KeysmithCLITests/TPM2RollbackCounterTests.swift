@@ -1,5 +1,6 @@
 #if os(Linux)
 import CLoadOnUse
+import CSQLite
 import Foundation
 import Testing
 
@@ -186,6 +187,201 @@ struct TPM2RollbackCounterTests {
         let after = try Self.anchorCounter(in: home.keychain)
         #expect(try Self.tpmCounter(tpm, handle: after.handle) == after.value)
         #expect(try read(home, tpm).stdout == "after the kill\n")
+    }
+
+    /// Runs `sql` on the keychain's database file directly (what anyone with the user's file
+    /// access can do), outside Keysmith.
+    static func editDatabase(_ keychain: URL, _ sql: String) {
+        var handle: OpaquePointer?
+        #expect(sqlite3_open(keychain.appendingPathComponent("keychain.db").path, &handle) == SQLITE_OK)
+        defer { sqlite3_close(handle) }
+        sqlite3_busy_timeout(handle, 5000)
+        #expect(sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK, "\(sql)")
+    }
+
+    @Test func olderCopyWithItsAnchorAndStateRecordRemovedIsRefused() throws {
+        let home = TemporaryHome()
+        let tpm = try SoftwareTPM(in: home, name: "unanchored")
+        defer { tpm.stop() }
+        #expect(try run(["create", "--no-passphrase", "--key-store", "tpm2"], home, tpm).status == 0)
+        try store("first secret", home, tpm)
+        let copy = home.url.appendingPathComponent("older-copy")
+        try FileManager.default.copyItem(at: home.keychain, to: copy)
+        try store("second secret", home, tpm)
+        // The older copy made to look like a keychain that was never anchored: no anchor, no
+        // verification record, no state record in the database (file access and sqlite3 only).
+        try replace(home.keychain, with: copy)
+        for name in ["keychain.anchor", "keychain.verified"] {
+            try? FileManager.default.removeItem(at: home.keychain.appendingPathComponent(name))
+        }
+        Self.editDatabase(home.keychain, "DELETE FROM meta WHERE key = 'anchor-state'; PRAGMA wal_checkpoint(TRUNCATE)")
+        let refused = try read(home, tpm)
+        #expect(refused.status != 0, "\(refused)")
+        #expect(!refused.stdout.contains("secret"), "\(refused)")
+        #expect(refused.stderr.contains("anchor"), "\(refused)")
+        #expect(refused.stderr.contains("touch \(home.keychain.path)/keychain.anchor.reset"), "\(refused)")
+        // Nothing was written: the reset file still accepts the database as it is.
+        FileManager.default.createFile(atPath: home.keychain.appendingPathComponent("keychain.anchor.reset").path, contents: nil)
+        let accepted = try read(home, tpm)
+        #expect(accepted.stdout == "first secret\n", "\(accepted)")
+    }
+
+    @Test func copyMadeAfterAnInterruptedIncrementIsRefusedAfterTheNextEpoch() throws {
+        let home = TemporaryHome()
+        let tpm = try SoftwareTPM(in: home, name: "slack")
+        defer { tpm.stop() }
+        #expect(try run(["create", "--no-passphrase", "--key-store", "tpm2"], home, tpm).status == 0)
+        try store("before the kill", home, tpm)
+        let before = try Self.anchorCounter(in: home.keychain)
+        // A writer killed between the anchor's write and the counter's increment (the user's
+        // own process, or one an attacker with the user's rights kills on purpose).
+        let killed = try run(["add-generic-password", "-U", "-s", "tpm.rollback", "-a", "a", "--stdin", "--accessible", "always"],
+                             home, tpm, standardInput: "never committed\n",
+                             extra: Self.everyWrite.merging(["KEYSMITH_CRASH_AT": "tpm-counter-before-increment"]) { $1 })
+        #expect(killed.status != 0, "\(killed)")
+        #expect(try Self.tpmCounter(tpm, handle: before.handle) == before.value)
+        // Writes of the epoch the interrupted increment started, and a copy of them.
+        try store("in the interrupted epoch", home, tpm, extra: [:])
+        let copy = home.url.appendingPathComponent("copy")
+        try FileManager.default.copyItem(at: home.keychain, to: copy)
+        #expect(try Self.anchorCounter(in: copy).value == before.value + 1)
+        // The next epoch: the copy is from an earlier epoch and must be older than the counter.
+        try store("next epoch", home, tpm)
+        let after = try Self.anchorCounter(in: home.keychain)
+        #expect(try Self.tpmCounter(tpm, handle: after.handle) == after.value)
+        try replace(home.keychain, with: copy)
+        let refused = try read(home, tpm)
+        #expect(refused.status != 0, "\(refused)")
+        #expect(refused.stderr.contains("older copy"), "\(refused)")
+        #expect(!refused.stdout.contains("epoch"), "\(refused)")
+    }
+
+    @Test func copyFromBeforeAnInterruptedIncrementIsRefusedAtTheNextOpen() throws {
+        let home = TemporaryHome()
+        let tpm = try SoftwareTPM(in: home, name: "interrupted")
+        defer { tpm.stop() }
+        #expect(try run(["create", "--no-passphrase", "--key-store", "tpm2"], home, tpm).status == 0)
+        try store("copied", home, tpm)
+        let copy = home.url.appendingPathComponent("copy")
+        try FileManager.default.copyItem(at: home.keychain, to: copy)
+        // A new epoch's write killed between the anchor's write and the counter's increment.
+        let killed = try run(["add-generic-password", "-U", "-s", "tpm.rollback", "-a", "a", "--stdin", "--accessible", "always"],
+                             home, tpm, standardInput: "never committed\n",
+                             extra: Self.everyWrite.merging(["KEYSMITH_CRASH_AT": "tpm-counter-before-increment"]) { $1 })
+        #expect(killed.status != 0, "\(killed)")
+        // The next open completes the increment: the copy from the epoch before is older.
+        let reopened = try read(home, tpm)
+        #expect(reopened.stdout == "copied\n", "\(reopened)")
+        let anchored = try Self.anchorCounter(in: home.keychain)
+        #expect(try Self.tpmCounter(tpm, handle: anchored.handle) == anchored.value)
+        try replace(home.keychain, with: copy)
+        let refused = try read(home, tpm)
+        #expect(refused.status != 0 && refused.stderr.contains("older copy"), "\(refused)")
+    }
+
+    @Test func resetMakesACopyFromAnInterruptedEpochOlderToo() throws {
+        let home = TemporaryHome()
+        let tpm = try SoftwareTPM(in: home, name: "reset-slack")
+        defer { tpm.stop() }
+        #expect(try run(["create", "--no-passphrase", "--key-store", "tpm2"], home, tpm).status == 0)
+        try store("backed up", home, tpm)
+        let backup = home.url.appendingPathComponent("backup")
+        try FileManager.default.copyItem(at: home.keychain, to: backup)
+        try store("later", home, tpm)
+        // An increment interrupted: the anchor (and a copy of the keychain now) one ahead.
+        let killed = try run(["add-generic-password", "-U", "-s", "tpm.rollback", "-a", "a", "--stdin", "--accessible", "always"],
+                             home, tpm, standardInput: "never committed\n",
+                             extra: Self.everyWrite.merging(["KEYSMITH_CRASH_AT": "tpm-counter-before-increment"]) { $1 })
+        #expect(killed.status != 0, "\(killed)")
+        let ahead = home.url.appendingPathComponent("ahead")
+        try FileManager.default.copyItem(at: home.keychain, to: ahead)
+        // The owner restores the backup and accepts it: every anchor written before is older.
+        try replace(home.keychain, with: backup)
+        FileManager.default.createFile(atPath: home.keychain.appendingPathComponent("keychain.anchor.reset").path, contents: nil)
+        #expect(try read(home, tpm).stdout == "backed up\n")
+        try replace(home.keychain, with: ahead)
+        let refused = try read(home, tpm)
+        #expect(refused.status != 0 && refused.stderr.contains("older copy"), "\(refused)")
+        #expect(!refused.stdout.contains("later"), "\(refused)")
+    }
+
+    @Test func statusNamesTheTPMAndTheRollbackCounter() throws {
+        let home = TemporaryHome()
+        let tpm = try SoftwareTPM(in: home, name: "status")
+        defer { tpm.stop() }
+        #expect(try run(["create", "--no-passphrase", "--key-store", "tpm2"], home, tpm).status == 0)
+        try store("counted", home, tpm)
+        let bound = try Self.anchorCounter(in: home.keychain)
+        let index = "0x" + String(bound.handle, radix: 16)
+        let status = try run(["status"], home, tpm)
+        #expect(status.status == 0, "\(status)")
+        #expect(status.stdout.contains("device key        TPM 2.0 (\(tpm.tcti))"), "\(status)")
+        #expect(status.stdout.contains("rollback counter  TPM NV index \(index), at \(bound.value)"), "\(status)")
+        let json = try run(["--json", "status"], home, tpm)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json)")
+        let counter = try #require(object["rollbackCounter"] as? [String: Any], "\(json)")
+        #expect(counter["nvIndex"] as? String == index)
+        #expect((counter["value"] as? NSNumber)?.uint64Value == bound.value)
+        // A keychain with the key file store has none.
+        let plain = home.url.appendingPathComponent("plain")
+        #expect(try run(["create", "--no-passphrase", "--key-store", "file"], home, tpm, keychain: plain).status == 0)
+        let plainStatus = try run(["status"], home, tpm, keychain: plain)
+        #expect(plainStatus.stdout.contains("rollback counter  none (only the TPM key store has one"), "\(plainStatus)")
+    }
+
+    /// Runs one of tpm2-tools' programs against `tpm`; its standard output.
+    @discardableResult
+    static func tpm2Tool(_ name: String, _ arguments: [String], _ tpm: SoftwareTPM) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/" + name)
+        process.arguments = ["-T", tpm.tcti] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        try waitForExit(process, seconds: 60)
+        try #require(process.terminationStatus == 0, "\(name) \(arguments) failed")
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test func squatterCounterWithTheKeychainsTagIsNotTakenForItsOwn() throws {
+        let home = TemporaryHome()
+        let tpm = try SoftwareTPM(in: home, name: "squatter")
+        defer { tpm.stop() }
+        #expect(try run(["create", "--no-passphrase", "--key-store", "tpm2"], home, tpm).status == 0)
+        try store("kept", home, tpm)
+        let bound = try Self.anchorCounter(in: home.keychain)
+        let index = "0x" + String(bound.handle, radix: 16)
+        // Another program (the user's rights and the owner hierarchy's empty authorization)
+        // reads the counter's public tag, removes the counter and defines its own in its
+        // place: a counter with the same attributes and tag, and an authorization value of its own.
+        let description = try Self.tpm2Tool("tpm2_nvreadpublic", [index], tpm)
+        let tagHex = try #require(description.split(separator: "\n").first { $0.contains("authorization policy:") }?
+            .split(separator: ":").last?.trimmingCharacters(in: .whitespaces))
+        let tag = Data(stride(from: 0, to: tagHex.count, by: 2).map { offset -> UInt8 in
+            let start = tagHex.index(tagHex.startIndex, offsetBy: offset)
+            return UInt8(tagHex[start..<tagHex.index(start, offsetBy: 2)], radix: 16)!
+        })
+        try #require(tag.count == 32)
+        let policy = home.url.appendingPathComponent("forged-tag")
+        try tag.write(to: policy)
+        try Self.tpm2Tool("tpm2_nvundefine", [index], tpm)
+        try Self.tpm2Tool(
+            "tpm2_nvdefine", [index, "-C", "o", "-s", "8", "-a", "nt=counter|authread|authwrite|no_da", "-L", policy.path, "-p", "squatter"], tpm)
+
+        let refused = try read(home, tpm)
+        #expect(refused.status != 0, "\(refused)")
+        #expect(refused.stderr.contains("no longer the keychain's rollback counter"), "\(refused)")
+        #expect(refused.stderr.contains("keychain.anchor.reset"), "\(refused)")
+        // The way out works: the keychain gets a counter of its own at another handle.
+        FileManager.default.createFile(atPath: home.keychain.appendingPathComponent("keychain.anchor.reset").path, contents: nil)
+        let accepted = try read(home, tpm)
+        #expect(accepted.stdout == "kept\n", "\(accepted)")
+        let rebound = try Self.anchorCounter(in: home.keychain)
+        #expect(rebound.handle != bound.handle)
+        #expect(try Self.tpmCounter(tpm, handle: rebound.handle) == rebound.value)
+        #expect(try read(home, tpm).stdout == "kept\n")
     }
 
     @Test func deletingTheKeychainRemovesItsCounterFromTheTPM() throws {

@@ -34,7 +34,8 @@ typedef enum {
     /// No NV index is defined at the handle.
     KEYSMITH_TPM2_NV_MISSING = 4,
     /// An NV index is defined at the handle, but it is not this keychain's counter (another
-    /// type, other attributes, or another keychain's tag).
+    /// type, other attributes, another keychain's tag, or an authorization value other than
+    /// the empty one: the tag is public, so a copy of it proves nothing).
     KEYSMITH_TPM2_NV_NOT_OURS = 5,
     /// An argument is out of range (a handle outside the owner range, a wrong tag size).
     KEYSMITH_TPM2_NV_BAD_ARGUMENT = 6,

@@ -176,6 +176,17 @@ extension KeychainEnvironment {
         DeviceKeyStore.describe(keyFile: current.directory.appendingPathComponent(KeychainEngine.keyFileName))
     }
 
+    /// The TPM NV monotonic counter the current keychain's rollback anchor is bound to (TPM
+    /// key store only): its NV index (`0x…`) and the value the anchor records (the TPM's, or
+    /// one more while an increment is under way). `nil` for other key stores, or before the
+    /// first open with the TPM store bound it.
+    public static var rollbackCounter: (nvIndex: String, value: UInt64)? {
+        guard exists, let engine = try? KeychainEngine.engine(for: current.directory),
+            let binding = (try? engine.writer.storage.anchor?.read())?.counter
+        else { return nil }
+        return (TPM2RollbackCounter.hexadecimal(binding.handle), binding.value)
+    }
+
     /// Seconds after an unlock until class A locks again by itself: `$KEYSMITH_AUTO_LOCK`
     /// when set (0: never), else the keychain's own setting (``setAutoLock(_:)``), else 900
     /// (15 minutes).
