@@ -117,7 +117,9 @@ struct FuzzTests {
     static let fixedSeed: UInt64 = 0x5EED_0000_0000_0016
 
     @Test func randomQueriesReturnDocumentedStatusesAndDoWhatTheStatusSays() {
-        let randomSeed = UInt64.random(in: 0...UInt64.max)
+        // KEYSMITH_FUZZ_SEED replays the seed a failure printed.
+        let randomSeed = ProcessInfo.processInfo.environment["KEYSMITH_FUZZ_SEED"].flatMap { UInt64($0) }
+            ?? UInt64.random(in: 0...UInt64.max)
         print("FuzzTests query seeds: fixed \(Self.fixedSeed), random \(randomSeed)")
         // The fixed seed runs a fixed number of calls (reproducible); the random one for a time.
         fuzzQueries(seed: Self.fixedSeed, calls: StressLevel.pick(fast: 600, stress: 5_000), seconds: nil)
