@@ -14,6 +14,11 @@ public final class SecretServiceServer: BusMessageHandler {
     var aliases: [(alias: String, collection: String)] = []
     var sessions: [Int: ClientSession] = [:]
     var prompts: [Int: PendingPrompt] = [:]
+    /// At most this many sessions per client: opening one more ends the client's oldest (a
+    /// client that opens a session per lookup and never closes one cannot fill the memory).
+    static let maximumSessionsPerClient = 1024
+    /// At most this many unlock prompts waiting per client: one more dismisses its oldest.
+    static let maximumPromptsPerClient = 64
     var nextNumber = 1
     /// The last lock state announced per collection identifier.
     var announcedLocks: [(collection: String, locked: Bool)] = []
@@ -123,6 +128,9 @@ public final class SecretServiceServer: BusMessageHandler {
         case .session(let number):
             guard ObjectPath.same(member, "Close") else { throw unknownMethod(call) }
             try expect(call, "")
+            guard let session = sessions[number], ObjectPath.same(session.owner, call.sender) else {
+                throw .accessDenied("the session at \(call.path) belongs to another client; a client closes only its own sessions.")
+            }
             sessions[number] = nil
             return []
         case .prompt(let number): return try promptMethod(call, member, number)

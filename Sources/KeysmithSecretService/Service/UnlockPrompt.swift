@@ -46,6 +46,9 @@ extension SecretServiceServer {
 
     func promptMethod(_ call: BusCall, _ member: String, _ number: Int) throws(SecretServiceError) -> [DBusValue]? {
         guard var prompt = prompts[number] else { throw .noSuchObject("there is no prompt at \(call.path).") }
+        guard ObjectPath.same(prompt.owner, call.sender) else {
+            throw .accessDenied("the prompt at \(call.path) belongs to the client that asked to unlock; only that client answers or dismisses it.")
+        }
         switch member {
         case "Prompt":
             _ = try arguments(call, "s")
