@@ -225,4 +225,25 @@ struct BusHostileClientTests {
         #expect(result.status == 0, "\(result)")
         #expect(result.output == "org.freedesktop.DBus.Error.NotSupported\n/org/freedesktop/secrets/collection/session\n", "\(result)")
     }
+
+    @Test("CreateItem over an item another program stored with its own generic data is refused; that item stays as it was")
+    func createItemKeepsAnotherProgramsGenericData() throws {
+        let fixture = try BusFixture()
+        try fixture.startServer()
+        let added = try fixture.keysmith(["add-generic-password", "-s", "gen-svc", "-a", "gen-acc", "-G", "their-data", "--stdin"], input: "old-secret")
+        #expect(added.status == 0, "\(added)")
+        let result = try fixture.python("""
+            session = service.OpenSession("plain", dbus.String("", variant_level=1))[1]
+            props = {"org.freedesktop.Secret.Item.Label": "L", "org.freedesktop.Secret.Item.Attributes": dbus.Dictionary({"service": "gen-svc", "account": "gen-acc", "xdg:schema": "org.example"}, signature="ss")}
+            login = iface(BASE + "/collection/login", "org.freedesktop.Secret.Collection")
+            for replace in [False, True]:
+                print(error_name(lambda: login.CreateItem(props, (session, b"", b"new-secret", "text/plain"), replace)))
+            """)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.output == "org.freedesktop.DBus.Error.Failed\norg.freedesktop.DBus.Error.Failed\n", "\(result)")
+        let secret = try fixture.keysmith(["find-generic-password", "-s", "gen-svc", "-a", "gen-acc", "-w"])
+        #expect(secret.output == "old-secret\n", "\(secret)")
+        let attributes = try fixture.keysmith(["find-generic-password", "-s", "gen-svc", "-a", "gen-acc"])
+        #expect(attributes.output.contains("\"gena\"<blob>=\"their-data\""), "\(attributes)")
+    }
 }
