@@ -246,4 +246,31 @@ struct BusHostileClientTests {
         let attributes = try fixture.keysmith(["find-generic-password", "-s", "gen-svc", "-a", "gen-acc"])
         #expect(attributes.output.contains("\"gena\"<blob>=\"their-data\""), "\(attributes)")
     }
+
+    @Test("a client that forges the bus's NameLost and NameOwnerChanged signals neither stops the service nor ends another's session")
+    func forgedBusSignals() throws {
+        let fixture = try BusFixture()
+        try fixture.startServer()
+        #expect(try fixture.secretTool(["store", "--label=W", "service", "witness", "account", "w"], input: "still-here").status == 0)
+        let result = try fixture.python(Self.otherClient + """
+            import dbus.lowlevel
+            mine = service.OpenSession("plain", dbus.String("", variant_level=1))[1]
+            owner = other.get_name_owner("org.freedesktop.secrets")
+            for destination in [owner, None]:
+                for member, arguments, signature in [("NameOwnerChanged", [bus.get_unique_name(), bus.get_unique_name(), ""], "sss"),
+                                                     ("NameLost", ["org.freedesktop.secrets"], "s")]:
+                    forged = dbus.lowlevel.SignalMessage("/org/freedesktop/DBus", "org.freedesktop.DBus", member)
+                    if destination: forged.set_destination(destination)
+                    forged.append(*arguments, signature=signature)
+                    other.send_message(forged)
+            other.flush()
+            time.sleep(1.5)
+            print("owner", other.get_name_owner("org.freedesktop.secrets") == owner)
+            item = iface(service.SearchItems({"service": "witness"})[0][0], "org.freedesktop.Secret.Item")
+            print(bytes(item.GetSecret(mine)[2]).decode())
+            """)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.output == "owner True\nstill-here\n", "\(result)")
+        #expect(fixture.server?.isRunning == true, "\(fixture.serverOutput)")
+    }
 }
