@@ -23,6 +23,10 @@ public final class SecretServiceServer: BusMessageHandler {
     /// The last lock state announced per collection identifier.
     var announcedLocks: [(collection: String, locked: Bool)] = []
     let promptResults = PromptResults()
+    /// Whether the askpass program runs now (one at a time, whoever asks).
+    var askpassRunning = false
+    /// Prompts answered while it runs: they complete with its outcome.
+    var promptsJoiningAskpass: [Int] = []
     let readLog: BusClientReadLog?
     /// Set when the service should stop (a signal, the name lost).
     private(set) var stopReason: String?
@@ -237,7 +241,7 @@ public final class SecretServiceServer: BusMessageHandler {
             } catch {
                 return ("the bus went away (\(error))", false)
             }
-            for (number, outcome) in promptResults.take() { finishPrompt(number, outcome) }
+            for (number, outcome) in promptResults.take() { finishAskpass(number, outcome) }
             if Date().timeIntervalSince(lastLockCheck) >= 1 {
                 lastLockCheck = Date()
                 announceLockChanges()

@@ -56,7 +56,12 @@ extension SecretServiceServer {
             prompt.running = true
             prompts[number] = prompt
             call.reply([])
-            if let program = Self.askpassProgram() {
+            if askpassRunning {
+                // One askpass program at a time: a client cannot fill the screen (and the process
+                // table) with them; this prompt completes with the running one's outcome.
+                promptsJoiningAskpass.append(number)
+            } else if let program = Self.askpassProgram() {
+                askpassRunning = true
                 let results = promptResults
                 let thread = Thread {
                     results.add(number, Self.runAskpass(program))
@@ -74,6 +79,15 @@ extension SecretServiceServer {
         default:
             throw unknownMethod(call)
         }
+    }
+
+    /// The askpass program ended: its prompt and those that joined it complete.
+    func finishAskpass(_ number: Int, _ outcome: PromptOutcome) {
+        askpassRunning = false
+        let joined = promptsJoiningAskpass
+        promptsJoiningAskpass = []
+        finishPrompt(number, outcome)
+        for other in joined { finishPrompt(other, outcome) }
     }
 
     func finishPrompt(_ number: Int, _ outcome: PromptOutcome) {
