@@ -36,7 +36,15 @@ extension SecretServiceServer {
             var seen = Set<[UInt8]>()
             for path in Self.paths(values[0]) where seen.insert(Array(path.utf8)).inserted {
                 guard let (collection, item) = try? resolveItem(path), !collection.isLocked else { continue }
-                var secret = try collection.secret(of: item.identifier)
+                // An item that cannot be read now (its access control asks for the user, the
+                // keychain locked since the check, another program deleted it) is left out, as
+                // a locked collection's are; the others are still returned.
+                var secret: StoredSecret
+                do {
+                    secret = try collection.secret(of: item.identifier)
+                } catch where error.name == SecretServiceError.isLocked("").name || error.name == SecretServiceError.noSuchObject("").name {
+                    continue
+                }
                 defer { secret.bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { memset(base, 0, $0.count) } } }
                 entries.append((.objectPath(path), try secretValue(secret, session)))
                 readLog?.record(call: call, collection: collection, item: item)
