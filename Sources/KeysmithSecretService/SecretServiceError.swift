@@ -40,6 +40,11 @@ public struct SecretServiceError: Error, Sendable, CustomStringConvertible {
         SecretServiceError(name: "org.freedesktop.DBus.Error.NotSupported", message: message)
     }
 
+    /// The caller asked to act on another client's session or prompt.
+    public static func accessDenied(_ message: String) -> SecretServiceError {
+        SecretServiceError(name: "org.freedesktop.DBus.Error.AccessDenied", message: message)
+    }
+
     /// The service failed for a reason of its own (the keychain's error, rephrased without secrets).
     public static func failed(_ message: String) -> SecretServiceError {
         SecretServiceError(name: "org.freedesktop.DBus.Error.Failed", message: message)

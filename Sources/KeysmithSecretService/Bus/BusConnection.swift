@@ -85,7 +85,7 @@ final class BusConnection {
             { message, context, _ in
                 guard let message, let context else { return 0 }
                 let connection = Unmanaged<BusConnection>.fromOpaque(context).takeUnretainedValue()
-                guard let values = DBusMessageCoding.readAll(message), values.count == 3,
+                guard BusConnection.isFromBusDriver(message), let values = DBusMessageCoding.readAll(message), values.count == 3,
                     let name = values[0].text, let old = values[1].text, let new = values[2].text
                 else { return 0 }
                 connection.handler?.nameOwnerChanged(name: name, oldOwner: old, newOwner: new)
@@ -100,12 +100,22 @@ final class BusConnection {
             { message, context, _ in
                 guard let message, let context else { return 0 }
                 let connection = Unmanaged<BusConnection>.fromOpaque(context).takeUnretainedValue()
-                guard let values = DBusMessageCoding.readAll(message), let name = values.first?.text else { return 0 }
+                guard BusConnection.isFromBusDriver(message), let values = DBusMessageCoding.readAll(message), let name = values.first?.text
+                else { return 0 }
                 connection.handler?.nameLost(name)
                 return 0
             }, context)
         guard code >= 0, let lost = slot else { throw BusFailure("cannot watch the service name", code: code) }
         slots.append(lost)
+    }
+
+    /// Whether a signal comes from the bus itself. sd-bus also hands a match on
+    /// `sender='org.freedesktop.DBus'` the signals another client sends with that interface and
+    /// member (to this connection or to everyone); the bus stamps every message with its real
+    /// sender, and only its own carry `org.freedesktop.DBus`.
+    static func isFromBusDriver(_ message: OpaquePointer) -> Bool {
+        guard let sender = sd_bus_message_get_sender(message) else { return false }
+        return strcmp(sender, "org.freedesktop.DBus") == 0
     }
 
     /// The outcome of asking for a well-known name.

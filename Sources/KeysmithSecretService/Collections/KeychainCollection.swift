@@ -254,6 +254,12 @@ public final class KeychainCollection: SecretCollection {
             guard let existing = try list([kSecAttrService as String: service, kSecAttrAccount as String: account]).first else {
                 throw Self.failure(status, "the item could not be stored")
             }
+            // Another program's own data in kSecAttrGeneric is not overwritten by an attribute record.
+            guard try self.record(of: existing.identifier).isOwn else {
+                throw .failed(
+                    "an item with this service and account was stored by another program with generic data of its own, which "
+                        + "would be lost; delete that item first (keysmith delete-generic-password -s SERVICE -a ACCOUNT) or store under another account.")
+            }
             try update(existing.identifier, label: label, record: record, service: nil, account: nil, secret: secret.bytes)
             return .replaced(existing.identifier)
         }

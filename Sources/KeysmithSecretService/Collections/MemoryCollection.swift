@@ -116,9 +116,10 @@ public final class MemoryCollection: SecretCollection {
 
     public func lock() throws(SecretServiceError) { isLocked = true }
 
+    /// The session collection lives as long as the service (libsecret's `session` alias names
+    /// it): it is not deleted; its items are.
     public func delete() throws(SecretServiceError) {
-        for key in entries.keys { Self.wipe(&entries[key]!.secret) }
-        entries = [:]
+        throw .notSupported("the session collection lives as long as the Secret Service; delete its items instead.")
     }
 
     static func wipe(_ secret: inout StoredSecret) {

@@ -14,10 +14,19 @@ public final class SecretServiceServer: BusMessageHandler {
     var aliases: [(alias: String, collection: String)] = []
     var sessions: [Int: ClientSession] = [:]
     var prompts: [Int: PendingPrompt] = [:]
+    /// At most this many sessions per client: opening one more ends the client's oldest (a
+    /// client that opens a session per lookup and never closes one cannot fill the memory).
+    static let maximumSessionsPerClient = 1024
+    /// At most this many unlock prompts waiting per client: one more dismisses its oldest.
+    static let maximumPromptsPerClient = 64
     var nextNumber = 1
     /// The last lock state announced per collection identifier.
     var announcedLocks: [(collection: String, locked: Bool)] = []
     let promptResults = PromptResults()
+    /// Whether the askpass program runs now (one at a time, whoever asks).
+    var askpassRunning = false
+    /// Prompts answered while it runs: they complete with its outcome.
+    var promptsJoiningAskpass: [Int] = []
     let readLog: BusClientReadLog?
     /// Set when the service should stop (a signal, the name lost).
     private(set) var stopReason: String?
@@ -123,6 +132,9 @@ public final class SecretServiceServer: BusMessageHandler {
         case .session(let number):
             guard ObjectPath.same(member, "Close") else { throw unknownMethod(call) }
             try expect(call, "")
+            guard let session = sessions[number], ObjectPath.same(session.owner, call.sender) else {
+                throw .accessDenied("the session at \(call.path) belongs to another client; a client closes only its own sessions.")
+            }
             sessions[number] = nil
             return []
         case .prompt(let number): return try promptMethod(call, member, number)
@@ -229,7 +241,7 @@ public final class SecretServiceServer: BusMessageHandler {
             } catch {
                 return ("the bus went away (\(error))", false)
             }
-            for (number, outcome) in promptResults.take() { finishPrompt(number, outcome) }
+            for (number, outcome) in promptResults.take() { finishAskpass(number, outcome) }
             if Date().timeIntervalSince(lastLockCheck) >= 1 {
                 lastLockCheck = Date()
                 announceLockChanges()

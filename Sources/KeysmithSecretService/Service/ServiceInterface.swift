@@ -31,9 +31,20 @@ extension SecretServiceServer {
             let values = try arguments(call, "aoo")
             let session = try session(values[1].text ?? "", caller: call.sender)
             var entries: [(DBusValue, DBusValue)] = []
-            for path in Self.paths(values[0]) {
+            // Each path once: the answer is a dictionary, and a client naming one item thousands
+            // of times must not keep the service reading (and the audit log filling) for everyone.
+            var seen = Set<[UInt8]>()
+            for path in Self.paths(values[0]) where seen.insert(Array(path.utf8)).inserted {
                 guard let (collection, item) = try? resolveItem(path), !collection.isLocked else { continue }
-                var secret = try collection.secret(of: item.identifier)
+                // An item that cannot be read now (its access control asks for the user, the
+                // keychain locked since the check, another program deleted it) is left out, as
+                // a locked collection's are; the others are still returned.
+                var secret: StoredSecret
+                do {
+                    secret = try collection.secret(of: item.identifier)
+                } catch where error.name == SecretServiceError.isLocked("").name || error.name == SecretServiceError.noSuchObject("").name {
+                    continue
+                }
                 defer { secret.bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { memset(base, 0, $0.count) } } }
                 entries.append((.objectPath(path), try secretValue(secret, session)))
                 readLog?.record(call: call, collection: collection, item: item)
@@ -74,6 +85,8 @@ extension SecretServiceServer {
         let (cipher, output) = try SessionAlgorithm.negotiate(algorithm: values[0].text ?? "", input: input)
         let number = nextNumber
         nextNumber += 1
+        let owned = sessions.values.filter { ObjectPath.same($0.owner, call.sender) }.map(\.number)
+        if owned.count >= Self.maximumSessionsPerClient, let oldest = owned.min() { sessions[oldest] = nil }
         sessions[number] = ClientSession(number: number, owner: call.sender, cipher: cipher)
         let outputValue: DBusValue
         switch output {
@@ -133,6 +146,10 @@ extension SecretServiceServer {
         guard !waiting.isEmpty else { return [.objectPaths(unlocked), .objectPath(ObjectPath.none)] }
         let number = nextNumber
         nextNumber += 1
+        let owned = prompts.filter { ObjectPath.same($0.value.owner, call.sender) }.map(\.key)
+        if owned.count >= Self.maximumPromptsPerClient, let oldest = owned.min() {
+            finishPrompt(oldest, .dismissed("a client left more than \(Self.maximumPromptsPerClient) unlock prompts waiting; its oldest was dismissed."))
+        }
         prompts[number] = PendingPrompt(owner: call.sender, objects: waiting, running: false)
         return [.objectPaths(unlocked), .objectPath(ObjectPath.promptPath(number))]
     }

@@ -46,6 +46,9 @@ extension SecretServiceServer {
 
     func promptMethod(_ call: BusCall, _ member: String, _ number: Int) throws(SecretServiceError) -> [DBusValue]? {
         guard var prompt = prompts[number] else { throw .noSuchObject("there is no prompt at \(call.path).") }
+        guard ObjectPath.same(prompt.owner, call.sender) else {
+            throw .accessDenied("the prompt at \(call.path) belongs to the client that asked to unlock; only that client answers or dismisses it.")
+        }
         switch member {
         case "Prompt":
             _ = try arguments(call, "s")
@@ -53,7 +56,12 @@ extension SecretServiceServer {
             prompt.running = true
             prompts[number] = prompt
             call.reply([])
-            if let program = Self.askpassProgram() {
+            if askpassRunning {
+                // One askpass program at a time: a client cannot fill the screen (and the process
+                // table) with them; this prompt completes with the running one's outcome.
+                promptsJoiningAskpass.append(number)
+            } else if let program = Self.askpassProgram() {
+                askpassRunning = true
                 let results = promptResults
                 let thread = Thread {
                     results.add(number, Self.runAskpass(program))
@@ -71,6 +79,15 @@ extension SecretServiceServer {
         default:
             throw unknownMethod(call)
         }
+    }
+
+    /// The askpass program ended: its prompt and those that joined it complete.
+    func finishAskpass(_ number: Int, _ outcome: PromptOutcome) {
+        askpassRunning = false
+        let joined = promptsJoiningAskpass
+        promptsJoiningAskpass = []
+        finishPrompt(number, outcome)
+        for other in joined { finishPrompt(other, outcome) }
     }
 
     func finishPrompt(_ number: Int, _ outcome: PromptOutcome) {
