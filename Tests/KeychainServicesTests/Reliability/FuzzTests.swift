@@ -82,25 +82,41 @@ struct QueryFuzzer {
     }
 }
 
-/// Every item of a keychain, by persistent reference: class, attributes and data.
+/// Every item of a keychain, by persistent reference: class, attributes and data. An item whose
+/// access control needs the user (a random add may make one) has no data in the snapshot: its
+/// attributes are read without a prompt, its data only under kSecUseAuthenticationUISkip, which
+/// leaves it out (this process has no one to ask).
 func keychainSnapshot() -> [Data: NSDictionary] {
     var snapshot: [Data: NSDictionary] = [:]
     for itemClass in [kSecClassGenericPassword, kSecClassInternetPassword, kSecClassKey, kSecClassCertificate] {
-        var result: CFTypeRef?
-        let query: [String: Any] = [
+        var attributes: CFTypeRef?
+        let everyItem: [String: Any] = [
             kSecClass as String: itemClass, kSecMatchLimit as String: kSecMatchLimitAll,
             kSecAttrSynchronizable as String: kSecAttrSynchronizableAny, kSecReturnAttributes as String: true,
-            kSecReturnData as String: true, kSecReturnPersistentRef as String: true,
+            kSecReturnPersistentRef as String: true,
         ]
-        let status = SecItemCopyMatching(query as CFDictionary, &result)
+        let status = SecItemCopyMatching(everyItem as CFDictionary, &attributes)
         #expect(status == errSecSuccess || status == errSecItemNotFound, "snapshot of \(itemClass): \(status)")
-        for item in (result as? [[String: Any]]) ?? [] {
+        var withData = everyItem
+        withData[kSecReturnData as String] = true
+        withData[kSecUseAuthenticationUI as String] = kSecUseAuthenticationUISkip
+        var data: CFTypeRef?
+        let dataStatus = SecItemCopyMatching(withData as CFDictionary, &data)
+        #expect(dataStatus == errSecSuccess || dataStatus == errSecItemNotFound, "snapshot data of \(itemClass): \(dataStatus)")
+        var dataByReference: [Data: Any] = [:]
+        for item in (data as? [[String: Any]]) ?? [] {
+            if let reference = item[kSecValuePersistentRef as String] as? Data {
+                dataByReference[reference] = item[kSecValueData as String]
+            }
+        }
+        for item in (attributes as? [[String: Any]]) ?? [] {
             guard let reference = item[kSecValuePersistentRef as String] as? Data else {
                 Issue.record("an item without a persistent reference")
                 continue
             }
             var entry = item
             entry[kSecClass as String] = itemClass
+            entry[kSecValueData as String] = dataByReference[reference]
             snapshot[reference] = entry as NSDictionary
         }
     }
