@@ -191,8 +191,8 @@ struct CollectionAttributeIndexTests {
         } else if let data = item[kSecValueData as String] as? Data {
             indexBytes = [UInt8](data)
         }
-        // A key and one item's hashes (one per attribute: the three above and account).
-        #expect(indexBytes.count >= 32 + 16 + 4 * 32)
+        // Header, key, one item and its three hashes (one per attribute): nothing else.
+        #expect(indexBytes.count == 5 + 32 + 4 + 16 + 4 + 3 * 32, "\(indexBytes.count) bytes")
         for (key, value) in item {
             var bytes = indexBytes
             if let text = value as? String { bytes += Array(text.utf8) }
