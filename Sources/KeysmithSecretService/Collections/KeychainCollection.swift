@@ -23,9 +23,14 @@ public final class KeychainCollection: SecretCollection {
     /// The item that holds this collection's own label and creation date (collections made
     /// with `CreateCollection`), or `nil` for the login collection.
     private let metadataAccount: String?
-    /// The items seen while unlocked, so a search while locked still finds them (and answers
-    /// them as locked). Memory only.
+    /// The items seen while unlocked, with their labels and attributes, for answers while
+    /// locked. Memory only.
     private var knownItems: [ItemSummary] = []
+    /// The keyed hashes of the items' attributes, for searches while locked (``AttributeIndex``).
+    private var attributeIndex: AttributeIndex { AttributeIndex(collection: identifier) }
+    /// Whether the index was rebuilt from the unlocked items since the collection was last seen
+    /// locked (or the service started).
+    private var indexIsCurrent = false
 
     /// The service of the items that describe created collections.
     static let collectionMetadataService = "org.freedesktop.Secret.Collection"
@@ -151,20 +156,45 @@ public final class KeychainCollection: SecretCollection {
     }
 
     public func items() throws(SecretServiceError) -> [ItemSummary] {
-        if isLocked { return knownItems }
+        if isLocked { return lockedItems(matching: ItemAttributes()) }
         do {
-            let found = try list([:])
-            knownItems = found
-            return found
+            return try readAll()
         } catch where error.name == SecretServiceError.isLocked("").name {
-            return knownItems
+            return lockedItems(matching: ItemAttributes())
         }
     }
 
-    public func item(_ identifier: String) throws(SecretServiceError) -> ItemSummary? {
-        if isLocked {
-            return knownItems.first { $0.identifier.utf8.elementsEqual(identifier.utf8) }
+    /// Every item, read from the unlocked keychain; the attribute index is rebuilt from them.
+    private func readAll() throws(SecretServiceError) -> [ItemSummary] {
+        let found = try list([:])
+        knownItems = found
+        indexIsCurrent = attributeIndex.rebuild(from: found)
+        return found
+    }
+
+    /// While locked: the items the attribute index finds (with what the service saw of them
+    /// unlocked, if anything; else without label or attributes, which the index does not
+    /// hold), or, when it cannot be read, the matching items the service saw unlocked.
+    private func lockedItems(matching query: ItemAttributes) -> [ItemSummary] {
+        indexIsCurrent = false
+        guard let identifiers = attributeIndex.identifiers(matching: query) else {
+            return knownItems.filter { $0.attributes.matches(query) }
         }
+        return identifiers.map { identifier in
+            knownItems.first { $0.identifier.utf8.elementsEqual(identifier.utf8) }
+                ?? ItemSummary(identifier: identifier, label: "", attributes: ItemAttributes(), created: 0, modified: 0)
+        }
+    }
+
+    /// One item while locked (see ``lockedItems(matching:)``).
+    private func lockedItem(_ identifier: String) -> ItemSummary? {
+        if let known = knownItems.first(where: { $0.identifier.utf8.elementsEqual(identifier.utf8) }) { return known }
+        guard attributeIndex.contains(identifier) else { return nil }
+        return ItemSummary(identifier: identifier, label: "", attributes: ItemAttributes(), created: 0, modified: 0)
+    }
+
+    public func item(_ identifier: String) throws(SecretServiceError) -> ItemSummary? {
+        if isLocked { return lockedItem(identifier) }
         guard let query = query(for: identifier) else { return nil }
         var single = query
         single[kSecReturnAttributes as String] = kCFBooleanTrue
@@ -172,7 +202,7 @@ public final class KeychainCollection: SecretCollection {
         var result: AnyObject?
         let status = SecItemCopyMatching(single as CFDictionary, &result)
         if status == errSecItemNotFound { return nil }
-        if status == errSecInteractionNotAllowed { return knownItems.first { $0.identifier.utf8.elementsEqual(identifier.utf8) } }
+        if status == errSecInteractionNotAllowed { return lockedItem(identifier) }
         guard status == errSecSuccess, let dictionary = result as? [String: Any] else {
             throw Self.failure(status, "the item could not be read")
         }
@@ -180,15 +210,18 @@ public final class KeychainCollection: SecretCollection {
     }
 
     public func search(_ attributes: ItemAttributes) throws(SecretServiceError) -> [ItemSummary] {
-        // Service and account are index seeks in the keychain; the rest is compared here.
+        // Unlocked, service and account are index seeks in the keychain and the rest is compared
+        // here (every item is read when the attribute index is to be rebuilt); locked, the
+        // attribute index answers.
         var extra: [String: Any] = [:]
         if let service = attributes["service"] { extra[kSecAttrService as String] = service.text }
         if let account = attributes["account"] { extra[kSecAttrAccount as String] = account.text }
-        if isLocked { return knownItems.filter { $0.attributes.matches(attributes) } }
+        if isLocked { return lockedItems(matching: attributes) }
         do {
-            return try list(extra).filter { $0.attributes.matches(attributes) }
+            let candidates = extra.isEmpty || !indexIsCurrent ? try readAll() : try list(extra)
+            return candidates.filter { $0.attributes.matches(attributes) }
         } catch where error.name == SecretServiceError.isLocked("").name {
-            return knownItems.filter { $0.attributes.matches(attributes) }
+            return lockedItems(matching: attributes)
         }
     }
 
@@ -233,6 +266,7 @@ public final class KeychainCollection: SecretCollection {
             let same = try list([kSecAttrService as String: service]).first(where: { $0.attributes == attributes })
         {
             try update(same.identifier, label: label, record: record, service: nil, account: nil, secret: secret.bytes)
+            attributeIndex.record(same.identifier, attributes)
             return .replaced(same.identifier)
         }
         let account = attributes["account"]?.text ?? Self.generatedAccount()
@@ -261,11 +295,13 @@ public final class KeychainCollection: SecretCollection {
                         + "would be lost; delete that item first (keysmith delete-generic-password -s SERVICE -a ACCOUNT) or store under another account.")
             }
             try update(existing.identifier, label: label, record: record, service: nil, account: nil, secret: secret.bytes)
+            attributeIndex.record(existing.identifier, attributes)
             return .replaced(existing.identifier)
         }
         guard status == errSecSuccess, let reference = result as? Data, reference.count == 20 else {
             throw Self.failure(status, "the item could not be stored")
         }
+        attributeIndex.record(Self.identifier(reference), attributes)
         return .created(Self.identifier(reference))
     }
 
@@ -329,6 +365,7 @@ public final class KeychainCollection: SecretCollection {
         try update(
             identifier, label: nil, record: AttributeRecord(attributes: attributes, contentType: old.contentType),
             service: service, account: account, secret: nil)
+        attributeIndex.record(identifier, attributes)
     }
 
     public func setLabel(of identifier: String, to label: String) throws(SecretServiceError) {
@@ -341,6 +378,7 @@ public final class KeychainCollection: SecretCollection {
         switch status {
         case errSecSuccess:
             knownItems.removeAll { $0.identifier.utf8.elementsEqual(identifier.utf8) }
+            attributeIndex.remove(identifier)
         case errSecItemNotFound: throw .noSuchObject("there is no such item in the \(label) collection.")
         case errSecInteractionNotAllowed: throw .isLocked("the keychain is locked; unlock it first (keysmith unlock).")
         default: throw Self.failure(status, "the item could not be deleted")
@@ -367,6 +405,7 @@ public final class KeychainCollection: SecretCollection {
         ]
         let status = SecItemDelete(query as CFDictionary)
         guard status == errSecSuccess || status == errSecItemNotFound else { throw Self.failure(status, "the collection could not be deleted") }
+        attributeIndex.delete()
     }
 
     /// Runs `body` with the secret as `NSData` over the caller's own bytes, not a copy: the
