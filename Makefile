@@ -299,7 +299,12 @@ $(SECRET_SERVICE_VENV)/.ready: Tests/SecretService/requirements.txt
 ## first (the mark); then the activation file and user unit (test-secret-service-packaging).
 ## KEYSMITH_TEST_TOOLS=DIR tests the keysmith and keysmith-secret-service in DIR instead of the debug build.
 test-secret-service: secret-service-deps $(SECRET_SERVICE_VENV)/.ready
-	SECRETSTORAGE_SOURCE="$(CURDIR)/$(SECRETSTORAGE_SOURCE)" Tests/SecretService/run-outside-suites.sh gnome-keyring
+	@# The mark is gnome-keyring's result, not ours: gnome-keyring-daemon has been seen to abort (a GLib
+	@# assertion) in a run here, so a failed mark run is run once more, and when it fails again the mark
+	@# is reported as not measured and keysmith's own runs below still decide the result.
+	SECRETSTORAGE_SOURCE="$(CURDIR)/$(SECRETSTORAGE_SOURCE)" Tests/SecretService/run-outside-suites.sh gnome-keyring \
+		|| SECRETSTORAGE_SOURCE="$(CURDIR)/$(SECRETSTORAGE_SOURCE)" Tests/SecretService/run-outside-suites.sh gnome-keyring \
+		|| echo "test-secret-service: WARNING: the mark (gnome-keyring's run of the same suites) failed twice; see its output above. keysmith's runs follow."
 	@if [ -z "$(KEYSMITH_TEST_TOOLS)" ]; then \
 		$(SWIFT) build $(SWIFT_FLAGS) --product keysmith && $(SWIFT) build $(SWIFT_FLAGS) --product keysmith-secret-service || exit 1; \
 	fi
