@@ -334,4 +334,28 @@ struct BusHostileClientTests {
         #expect(result.status == 0, "\(result)")
         #expect(result.output == "org.freedesktop.Secret.Error.IsLocked\n['still-here']\n", "\(result)")
     }
+
+    @Test("an item whose access control asks for the user is not read through the bus: no askpass runs on the service's thread")
+    func accessControlledItemsNeverPromptOnTheServiceThread() throws {
+        let fixture = try BusFixture()
+        let runs = fixture.directory.appendingPathComponent("runs")
+        let askpass = try fixture.script("askpass", """
+            #!/bin/sh
+            echo run >> "\(runs.path)"
+            echo "correct horse"
+            """)
+        #expect(try fixture.keysmith(["create", "--stdin"], input: "correct horse\n").status == 0)
+        try fixture.startServer(extra: ["KEYSMITH_ASKPASS": askpass])
+        let added = try fixture.keysmith(["add-generic-password", "-s", "guarded", "-a", "g", "--access-control", "user-presence", "--stdin"], input: "asks-first")
+        #expect(added.status == 0, "\(added)")
+        let result = try fixture.python("""
+            session = service.OpenSession("plain", dbus.String("", variant_level=1))[1]
+            guarded = service.SearchItems({"service": "guarded"})[0][0]
+            print(error_name(lambda: iface(guarded, "org.freedesktop.Secret.Item").GetSecret(session)))
+            print(len(service.GetSecrets([guarded], session)))
+            """)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.output == "org.freedesktop.Secret.Error.IsLocked\n0\n", "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: runs.path), "the service ran the askpass program for an item read")
+    }
 }

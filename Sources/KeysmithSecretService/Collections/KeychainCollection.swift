@@ -230,11 +230,16 @@ public final class KeychainCollection: SecretCollection {
         guard var query = query(for: identifier) else { throw .noSuchObject("there is no such item in the \(label) collection.") }
         query[kSecReturnData as String] = kCFBooleanTrue
         query[kSecReturnAttributes as String] = kCFBooleanTrue
+        // Never a prompt on the service's one thread: it would hold every other client until the
+        // user answers. An item whose access control asks for the user is read with the keysmith tool.
+        query[kSecUseAuthenticationUI as String] = kSecUseAuthenticationUIFail
         var result: AnyObject?
         let status = SecItemCopyMatching(query as CFDictionary, &result)
         if status == errSecItemNotFound { throw .noSuchObject("there is no such item in the \(label) collection.") }
         if status == errSecInteractionNotAllowed || status == errSecAuthFailed {
-            throw .isLocked("the item cannot be read now: unlock the keychain first (keysmith unlock).")
+            throw .isLocked(
+                "the item cannot be read through the Secret Service now: the keychain was locked meanwhile (keysmith unlock), "
+                    + "or the item's access control asks for the user (read it with keysmith find-generic-password -w).")
         }
         guard status == errSecSuccess, let dictionary = result as? [String: Any] else {
             throw Self.failure(status, "the secret could not be read")
