@@ -57,4 +57,14 @@ struct ServiceCommandLineTests {
         let usage = try fixture.run(BusFixture.product("keysmith-secret-service").path, ["--bogus"])
         #expect(usage.status == 2 && usage.error.contains("usage: keysmith secret-service"), "\(usage)")
     }
+
+    @Test("keysmith --access-group GROUP secret-service is refused with why: the service serves the shared access group")
+    func accessGroupRefused() throws {
+        let fixture = try BusFixture()
+        let refused = try fixture.keysmith(["--access-group", "com.example.app", "secret-service", "--bus-address", fixture.busAddress])
+        #expect(refused.status == 2, "\(refused)")
+        #expect(refused.error.contains("--access-group"), "\(refused)")
+        #expect(refused.error.contains("keysmith.shared"), "\(refused)")
+        #expect(!refused.error.contains("unknown argument"), "\(refused)")
+    }
 }
