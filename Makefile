@@ -262,9 +262,10 @@ test-node: node
 # and systemd user unit, and its benchmark against gnome-keyring.
 # Every test starts its own dbus-daemon (Tests/SecretService/with-private-bus.sh), never the
 # machine's session bus. gnome-keyring is the mark the same suites run against; secret-tool
-# (libsecret-tools) is the libsecret client; libssl-dev is the DH session's libcrypto.
-SECRET_SERVICE_APT_PACKAGES := dbus-daemon dbus-bin libsecret-tools gnome-keyring libssl-dev
-APT_PACKAGES += libssl-dev
+# (libsecret-tools) is the libsecret client; libssl-dev is the DH session's libcrypto; systemd
+# has busctl, which the Swift bus tests (make test's swift test, before these targets) call with.
+SECRET_SERVICE_APT_PACKAGES := dbus-daemon dbus-bin libsecret-tools gnome-keyring libssl-dev systemd
+APT_PACKAGES += libssl-dev dbus-bin systemd
 BUILD_APT_PACKAGES += libssl-dev
 STATIC_APT_PACKAGES += libssl-dev
 BENCH_APT_PACKAGES += libssl-dev
