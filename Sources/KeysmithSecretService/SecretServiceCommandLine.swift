@@ -109,7 +109,10 @@ public enum SecretServiceCommandLine {
         do {
             connection = try BusConnection(address: address)
         } catch {
-            say("\(error).")
+            let given = address == nil ? "DBUS_SESSION_BUS_ADDRESS" : "--bus-address"
+            say(
+                "\(error); check that \(given) names a bus that is running (a desktop session's, or one started "
+                    + "with dbus-run-session or dbus-daemon), for example unix:path=$XDG_RUNTIME_DIR/bus.")
             return 1
         }
         let server = SecretServiceServer(connection: connection, readLog: BusClientReadLog(directory: KeychainEnvironment.directory))

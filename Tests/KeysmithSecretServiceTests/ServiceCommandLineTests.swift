@@ -67,4 +67,15 @@ struct ServiceCommandLineTests {
         #expect(refused.error.contains("keysmith.shared"), "\(refused)")
         #expect(!refused.error.contains("unknown argument"), "\(refused)")
     }
+
+    @Test("a bus that cannot be reached is reported with what to check, and exit status 1")
+    func unreachableBus() throws {
+        let fixture = try BusFixture()
+        let missing = "unix:path=\(fixture.directory.path)/no-bus-here"
+        let failed = try fixture.run(BusFixture.product("keysmith-secret-service").path, ["--bus-address", missing])
+        #expect(failed.status == 1, "\(failed)")
+        #expect(failed.error.contains("cannot connect to the bus at \(missing)"), "\(failed)")
+        #expect(failed.error.contains("check"), "\(failed)")
+        #expect(failed.error.contains("dbus-run-session"), "\(failed)")
+    }
 }
