@@ -130,9 +130,10 @@ $(PYTHON_VENV)/.ready: bindings/python/pyproject.toml
 	$(PYTHON_VENV)/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e bindings/python
 	touch $@
 
-## install: release builds (Swift runtime linked in) of the keysmith tool and the git and Docker credential helpers, in
-## $(PREFIX)/bin (PREFIX=/usr/local by default; the Python keyring backend installs with pip:
-## pip install ./bindings/python).
+## install: release builds (Swift runtime linked in) of the keysmith tool (with keysmith-fleet and, on Linux,
+## keysmith-secret-service) and the git and Docker credential helpers, in $(PREFIX)/bin (PREFIX=/usr/local by
+## default); on Linux also the Secret Service's D-Bus activation file and systemd user unit (see below). The
+## Python keyring backend installs with pip: pip install ./bindings/python.
 install:
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(STATIC_APT_PACKAGES)"
 	for product in $(INSTALLED_EXECUTABLES); do $(SWIFT) build -c release $(SWIFT_FLAGS) $(STATIC_BUILD) --product $$product || exit 1; done
@@ -141,7 +142,7 @@ install:
 		for product in $(INSTALLED_EXECUTABLES); do install -m 0755 "$$bin/$$product" "$(DESTDIR)$(PREFIX)/bin/$$product" || exit 1; done
 	@$(MAKE) --no-print-directory install-secret-service-files
 
-## uninstall: removes what install put in $(PREFIX)/bin.
+## uninstall: removes what install put in place (the tools, the activation file and the user unit).
 uninstall:
 	for product in $(INSTALLED_EXECUTABLES); do rm -f "$(DESTDIR)$(PREFIX)/bin/$$product"; done
 	@$(MAKE) --no-print-directory uninstall-secret-service-files
@@ -261,9 +262,10 @@ test-node: node
 # and systemd user unit, and its benchmark against gnome-keyring.
 # Every test starts its own dbus-daemon (Tests/SecretService/with-private-bus.sh), never the
 # machine's session bus. gnome-keyring is the mark the same suites run against; secret-tool
-# (libsecret-tools) is the libsecret client; libssl-dev is the DH session's libcrypto.
-SECRET_SERVICE_APT_PACKAGES := dbus-daemon dbus-bin libsecret-tools gnome-keyring libssl-dev
-APT_PACKAGES += libssl-dev
+# (libsecret-tools) is the libsecret client; libssl-dev is the DH session's libcrypto; systemd
+# has busctl, which the Swift bus tests (make test's swift test, before these targets) call with.
+SECRET_SERVICE_APT_PACKAGES := dbus-daemon dbus-bin libsecret-tools gnome-keyring libssl-dev systemd
+APT_PACKAGES += libssl-dev dbus-bin systemd
 BUILD_APT_PACKAGES += libssl-dev
 STATIC_APT_PACKAGES += libssl-dev
 BENCH_APT_PACKAGES += libssl-dev

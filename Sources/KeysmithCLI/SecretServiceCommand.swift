@@ -169,7 +169,7 @@ public enum SecretServiceCommand {
               dbus-run-session -- sh -c 'keysmith secret-service & sleep 1; secret-tool lookup service S account A'
             """,
         options: [
-            OptionSpec(name: "replace", long: "replace", help: "Take org.freedesktop.secrets over from the program that serves it (gnome-keyring allows that), or wait for it."),
+            OptionSpec(name: "replace", long: "replace", help: "Take org.freedesktop.secrets over from the program that serves it, when it allows that (another keysmith secret-service does), or else wait and take it when that program exits (gnome-keyring does not allow it: stop gnome-keyring)."),
             OptionSpec(name: "bus-address", long: "bus-address", value: .required("ADDRESS"), help: "Serve on the bus at ADDRESS (unix:path=...) instead of the session bus."),
         ]
     ) { _ throws(CommandLineError) in

@@ -27,7 +27,8 @@ public enum SecretServiceCommandLine {
         ('keysmith lock', 'keysmith unlock', the auto-lock timeout). The session collection lives in memory and goes \
         away with the service. Reads of secrets by bus clients are recorded for 'keysmith audit --secret-service'.
 
-          --replace              Take the name over from the program that owns it (it must allow that), or wait for it.
+          --replace              Take the name over from the program that owns it when it allows that (another keysmith \
+        secret-service does), or else wait and take it when that program exits (gnome-keyring does not allow it).
           --bus-address ADDRESS  Serve on the bus at ADDRESS instead of $DBUS_SESSION_BUS_ADDRESS.
           --keychain DIRECTORY   Use the keychain in DIRECTORY instead of $KEYSMITH_HOME's.
 
@@ -64,6 +65,12 @@ public enum SecretServiceCommandLine {
             } else if argument.hasPrefix("--bus-address") {
                 guard let text = value(), !text.isEmpty else { return usageError("--bus-address needs an address (unix:path=...)") }
                 address = text
+            } else if argument.hasPrefix("--access-group") {
+                // A global option of the keysmith tool that cannot apply: the login collection is one access group.
+                return usageError(
+                    "--access-group does not apply here: the Secret Service serves the generic passwords of the access group "
+                        + "\(KeychainEnvironment.sharedAccessGroup), the one secret-tool and 'keysmith find-generic-password' share; "
+                        + "leave the option out.")
             } else if argument.hasPrefix("--keychain") {
                 guard let text = value(), !text.isEmpty else { return usageError("--keychain needs a directory") }
                 KeychainEnvironment.directory = URL(fileURLWithPath: text, isDirectory: true)
@@ -102,7 +109,10 @@ public enum SecretServiceCommandLine {
         do {
             connection = try BusConnection(address: address)
         } catch {
-            say("\(error).")
+            let given = address == nil ? "DBUS_SESSION_BUS_ADDRESS" : "--bus-address"
+            say(
+                "\(error); check that \(given) names a bus that is running (a desktop session's, or one started "
+                    + "with dbus-run-session or dbus-daemon), for example unix:path=$XDG_RUNTIME_DIR/bus.")
             return 1
         }
         let server = SecretServiceServer(connection: connection, readLog: BusClientReadLog(directory: KeychainEnvironment.directory))

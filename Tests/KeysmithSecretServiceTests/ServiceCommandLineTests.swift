@@ -57,4 +57,25 @@ struct ServiceCommandLineTests {
         let usage = try fixture.run(BusFixture.product("keysmith-secret-service").path, ["--bogus"])
         #expect(usage.status == 2 && usage.error.contains("usage: keysmith secret-service"), "\(usage)")
     }
+
+    @Test("keysmith --access-group GROUP secret-service is refused with why: the service serves the shared access group")
+    func accessGroupRefused() throws {
+        let fixture = try BusFixture()
+        let refused = try fixture.keysmith(["--access-group", "com.example.app", "secret-service", "--bus-address", fixture.busAddress])
+        #expect(refused.status == 2, "\(refused)")
+        #expect(refused.error.contains("--access-group"), "\(refused)")
+        #expect(refused.error.contains("keysmith.shared"), "\(refused)")
+        #expect(!refused.error.contains("unknown argument"), "\(refused)")
+    }
+
+    @Test("a bus that cannot be reached is reported with what to check, and exit status 1")
+    func unreachableBus() throws {
+        let fixture = try BusFixture()
+        let missing = "unix:path=\(fixture.directory.path)/no-bus-here"
+        let failed = try fixture.run(BusFixture.product("keysmith-secret-service").path, ["--bus-address", missing])
+        #expect(failed.status == 1, "\(failed)")
+        #expect(failed.error.contains("cannot connect to the bus at \(missing)"), "\(failed)")
+        #expect(failed.error.contains("check"), "\(failed)")
+        #expect(failed.error.contains("dbus-run-session"), "\(failed)")
+    }
 }
