@@ -69,33 +69,15 @@ public enum FleetCommands {
     /// - Parameter processArguments: The command line, program name first.
     /// - Returns: Why the fleet executable could not be started.
     static func executeFleetExecutable(_ processArguments: [String]) -> CommandLineError {
-        guard let path = fleetExecutablePath() else {
+        guard let path = SiblingExecutable.path(of: executableName) else {
             return .failure(
                 "cannot find where this keysmith executable is, so not \(executableName) beside it either.",
                 recovery: "run \(executableName) with the same arguments.")
         }
-        var argv: [UnsafeMutablePointer<CChar>?] = processArguments.map { strdup($0) }
-        argv.append(nil)
-        defer { for pointer in argv { free(pointer) } }
-        execv(path, argv)
-        let reason = String(cString: strerror(errno))
+        let reason = SiblingExecutable.execute(path, processArguments: processArguments)
         return .failure(
             "the fleet commands are in \(executableName), which could not be started from \(path): \(reason).",
             recovery: "install \(executableName) beside keysmith (make install installs both; in a checkout, swift build --product \(executableName)).")
-    }
-
-    /// `keysmith-fleet` in the directory of the running executable.
-    private static func fleetExecutablePath() -> String? {
-        #if os(Linux)
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return nil }
-        let executable = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        #else
-        guard let executable = Bundle.main.executableURL?.resolvingSymlinksInPath().path else { return nil }
-        #endif
-        guard let slash = executable.lastIndex(of: "/") else { return nil }
-        return String(executable[...slash]) + executableName
     }
 }
 

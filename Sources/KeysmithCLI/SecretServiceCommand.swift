@@ -41,16 +41,12 @@ public enum SecretServiceCommand {
     /// - Parameter processArguments: The command line, program name first.
     /// - Returns: Why the server could not be started.
     static func executeServer(_ processArguments: [String]) -> CommandLineError {
-        guard let path = siblingExecutablePath() else {
+        guard let path = SiblingExecutable.path(of: executableName) else {
             return .failure(
                 "cannot find where this keysmith executable is, so not \(executableName) beside it either.",
                 recovery: "run \(executableName) with the same arguments.")
         }
-        var argv: [UnsafeMutablePointer<CChar>?] = processArguments.map { strdup($0) }
-        argv.append(nil)
-        defer { for pointer in argv { free(pointer) } }
-        execv(path, argv)
-        let reason = String(cString: strerror(errno))
+        let reason = SiblingExecutable.execute(path, processArguments: processArguments)
         return .failure(
             "the Secret Service is served by \(executableName), which could not be started from \(path): \(reason).",
             recovery: "install \(executableName) beside keysmith (in a checkout: swift build --product \(executableName)); it is built on Linux only.")
@@ -61,19 +57,6 @@ public enum SecretServiceCommand {
         .failure(
             "the Secret Service is not served from this process.",
             recovery: "run keysmith secret-service from the keysmith tool, or \(executableName) itself.")
-    }
-
-    private static func siblingExecutablePath() -> String? {
-        #if os(Linux)
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return nil }
-        let executable = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        #else
-        guard let executable = Bundle.main.executableURL?.resolvingSymlinksInPath().path else { return nil }
-        #endif
-        guard let slash = executable.lastIndex(of: "/") else { return nil }
-        return String(executable[...slash]) + executableName
     }
 
     /// One read from the log.
