@@ -289,12 +289,21 @@ private let statusCommand = Command(
 ) { invocation throws(CommandLineError) in
     let directory = invocation.settings.keychainDirectory ?? KeychainEnvironment.current.directory
     guard try withKeychain(invocation, { KeychainEnvironment.keychainExists }) else { throw noKeychain(directory) }
-    let (state, passphrase, counts, timeLeft) = try withKeychain(invocation) {
-        (KeychainEnvironment.lockState, KeychainEnvironment.hasPassphrase, try KeychainEnvironment.itemCountsByAccessibility(),
-         KeychainEnvironment.autoLockTimeLeft)
+    let (state, passphrase, timeLeft) = try withKeychain(invocation) {
+        (KeychainEnvironment.lockState, KeychainEnvironment.hasPassphrase, KeychainEnvironment.autoLockTimeLeft)
     }
     let (keyStore, nextUnlock) = try withKeychain(invocation) { (KeychainEnvironment.deviceKeyStore, KeychainEnvironment.defaultAutoLock) }
-    let rollbackCounter = try withKeychain(invocation) { KeychainEnvironment.rollbackCounter }
+    // Counting opens the keychain, which can fail (a TPM whose PCRs changed, a damaged file): the
+    // rest of the status is still shown, then that failure, with its recovery, is the outcome.
+    var counts: [String: Int] = [:]
+    var openFailure: CommandLineError?
+    do throws(CommandLineError) {
+        counts = try withKeychain(invocation) { try KeychainEnvironment.itemCountsByAccessibility() }
+    } catch {
+        if invocation.settings.json { throw error }
+        openFailure = error
+    }
+    let rollbackCounter = openFailure == nil ? try withKeychain(invocation) { KeychainEnvironment.rollbackCounter } : nil
     // Items per accessibility by name (whenUnlocked), not by Apple's code (ak).
     var named: [(name: String, count: Int)] = []
     for (code, count) in counts {
@@ -325,6 +334,11 @@ private let statusCommand = Command(
     invocation.output.data("auto-lock         \(autoLock)")
     invocation.output.data("lock state kept   \(KeychainEnvironment.lockStateStore)")
     invocation.output.data("device key        \(keyStore)")
+    if let openFailure {
+        invocation.output.data("rollback counter  not read: the keychain cannot be opened now (below)")
+        invocation.output.data("items             cannot be counted now: the keychain cannot be opened (below)")
+        throw openFailure
+    }
     if let rollbackCounter {
         invocation.output.data("rollback counter  TPM NV index \(rollbackCounter.nvIndex), at \(rollbackCounter.value) (incremented at most once per ten minutes of writes, and at a passphrase change)")
     } else {

@@ -113,6 +113,23 @@ struct TPM2DeviceKeyMoveTests {
         #expect(help.stdout.contains("move-device-key") && help.stdout.contains("reseal-device-key"), "\(help)")
     }
 
+    @Test func statusAfterAPCRChangeShowsWhatItCanAndNamesTheRecovery() throws {
+        let home = TemporaryHome()
+        let tpm = try SoftwareTPM(in: home, name: "status-pcr")
+        defer { tpm.stop() }
+        defer { _ = try? run(["lock", "--all"], home, tpm) }
+        let created = try run(["create", "--stdin", "--key-store", "tpm2"], home, tpm, standardInput: "right horse\n", extra: ["KEYSMITH_TPM2_PCRS": "16"])
+        #expect(created.status == 0, "\(created)")
+        try addItems(home, tpm)
+        try tpmTests.extendPCR16(tpm)
+        let status = try run(["status"], home, tpm)
+        #expect(status.status != 0, "\(status)")
+        #expect(status.stdout.contains("keychain ") && status.stdout.contains("device key        TPM 2.0"), "\(status)")
+        #expect(status.stdout.contains("items             cannot be counted now"), "\(status)")
+        #expect(status.stderr.contains("PCR 16 no longer holds the value"), "\(status)")
+        #expect(status.stderr.contains("'keysmith reseal-device-key'"), "\(status)")
+    }
+
     @Test func pcrBoundKeyIsSealedAgainOnceThePassphraseProvesTheUser() throws {
         let home = TemporaryHome()
         let tpm = try SoftwareTPM(in: home, name: "reseal")
